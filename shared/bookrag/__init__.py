@@ -1,0 +1,34 @@
+"""bookrag: answers questions about a book, and only from the book.
+
+The public names are imported lazily so that `import bookrag` stays cheap for a Lambda warm-up or
+health check that never retrieves.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+__all__ = ["Response", "RetrievedChunk", "retrieve_chunks", "run_agent", "validate_retrieval"]
+
+if TYPE_CHECKING:
+    from bookrag.agent import Response, run_agent
+    from bookrag.models import RetrievedChunk
+    from bookrag.pipeline import retrieve_chunks, validate_retrieval
+
+_LAZY = {
+    "retrieve_chunks": "bookrag.pipeline",
+    "validate_retrieval": "bookrag.pipeline",
+    "RetrievedChunk": "bookrag.models",
+    "run_agent": "bookrag.agent",
+    "Response": "bookrag.agent",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'bookrag' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)

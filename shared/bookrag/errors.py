@@ -1,0 +1,162 @@
+"""The one exception hierarchy of bookrag.
+
+Adapters translate SDK and client errors into these; `bookrag.web.errors` maps them to HTTP
+responses in one place. Each class also derives from the builtin the Python retrieval contract
+names (ValueError, ConnectionError, RuntimeError), so callers of `retrieve_chunks` can catch either.
+Messages are safe to show a caller: they never contain a URL, a host, a key or an upstream body.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class BookRAGError(Exception):
+    """Base class. `code` and `http_status` follow the REST contract."""
+
+    code = "INTERNAL_ERROR"
+    http_status = 500
+    recoverable = False
+    public_message = "Internal error"
+
+    def __init__(self, message: str | None = None, *, details: dict[str, Any] | None = None) -> None:
+        super().__init__(message or self.public_message)
+        self.message = message or self.public_message
+        self.details: dict[str, Any] = details or {}
+
+
+class ConfigError(BookRAGError, ValueError):
+    """A setting is missing or invalid; raised at start, names the variable."""
+
+    code = "CONFIG_ERROR"
+    public_message = "Service is misconfigured"
+
+
+# --- caller input -------------------------------------------------------------------------------
+
+
+class InvalidInputError(BookRAGError, ValueError):
+    """Bad request input. `code` is the contract code; `details['field']` names the field."""
+
+    http_status = 400
+    code = "INVALID_INPUT"
+    public_message = "Invalid input"
+
+    def __init__(self, message: str, *, code: str, field: str | None = None, status: int = 400) -> None:
+        super().__init__(message, details={"field": field} if field else {})
+        self.code = code
+        self.http_status = status
+
+
+# --- embedding ----------------------------------------------------------------------------------
+
+
+class EmbeddingError(BookRAGError, RuntimeError):
+    """The embedder failed (model missing, upstream error)."""
+
+    code = "EMBEDDING_ERROR"
+    public_message = "Error occurred while generating embedding"
+
+
+class EmbeddingRateLimitError(EmbeddingError):
+    recoverable = True
+    public_message = "Embedding service is rate limited; retry shortly"
+    retry_after: float | None = None
+
+
+class EmbeddingTimeoutError(EmbeddingError):
+    recoverable = True
+    public_message = "Embedding service timed out"
+
+
+class EmbeddingUnavailableError(EmbeddingError):
+    """5xx, reset or refused connection to the embedding service."""
+
+    code = "CONNECTION_ERROR"
+    recoverable = True
+    public_message = "Error connecting to the embedding service"
+
+
+class UpstreamAuthError(BookRAGError, RuntimeError):
+    """An upstream (Cohere, Qdrant, LLM) refused our credentials."""
+
+    code = "AUTH_ERROR"
+    http_status = 500
+    public_message = "Authentication failed with an upstream service"
+
+
+class EmbeddingAuthError(UpstreamAuthError, EmbeddingError):
+    code = "AUTH_ERROR"
+    public_message = "Authentication failed with the embedding service"
+
+
+# --- vector store ---------------------------------------------------------------------------------
+
+
+class StoreError(BookRAGError, RuntimeError):
+    code = "SEARCH_ERROR"
+    public_message = "Error occurred while searching the book index"
+
+
+class StoreConnectionError(BookRAGError, ConnectionError):
+    code = "CONNECTION_ERROR"
+    recoverable = True
+    public_message = "Unable to connect to content database"
+
+
+class StoreTimeoutError(StoreConnectionError):
+    """The store did not answer in time; not retried on the request path (the budget is spent)."""
+
+    public_message = "Content database timed out"
+
+
+class StoreAuthError(UpstreamAuthError, StoreError):
+    public_message = "Authentication failed with content database"
+
+
+class CollectionMissingError(StoreError):
+    """The collection does not exist: nothing has been ingested yet."""
+
+    public_message = "The book has not been ingested yet"
+
+
+class EmbedderMismatchError(StoreError):
+    """The collection was built with another embedder than the one configured."""
+
+    public_message = "The book index was built with a different embedding model"
+
+
+# --- answering ------------------------------------------------------------------------------------
+
+
+class AnswerError(BookRAGError, RuntimeError):
+    """The answerer (LLM) failed."""
+
+    code = "AGENT_ERROR"
+    public_message = "Agent failed to generate response"
+
+
+class AnswerRateLimitError(AnswerError):
+    recoverable = True
+    retry_after: float | None = None
+
+
+class AnswerTimeoutError(AnswerError):
+    recoverable = True
+
+
+class AnswerUnavailableError(AnswerError):
+    recoverable = True
+
+
+class AnswerAuthError(UpstreamAuthError, AnswerError):
+    code = "AUTH_ERROR"
+
+
+# --- ingest ---------------------------------------------------------------------------------------
+
+
+class DocumentError(BookRAGError, ValueError):
+    """A source file cannot be ingested (binary, undecodable, empty, hostile); it is skipped."""
+
+    code = "BAD_DOCUMENT"
