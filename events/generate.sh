@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Regenerates events/*.json with `sam local generate-event`, so every event has exactly the shape
+# API Gateway (HTTP API, payload 2.0) and EventBridge send. Usage: events/generate.sh [path/to/sam]
+set -euo pipefail
+cd "$(dirname "$0")"
+SAM=${1:-sam}
+export SAM_CLI_TELEMETRY=0
+long=$(python3 -c 'print("r" * 1001)')
+
+http() {  # name method path [body]
+  local name=$1 method=$2 path=$3 body=${4-}
+  if [ -n "$body" ]; then
+    "$SAM" local generate-event apigateway http-api-proxy --method "$method" --path "$path" --body "$body" > "$name.json"
+  else
+    "$SAM" local generate-event apigateway http-api-proxy --method "$method" --path "$path" --body "" > "$name.json"
+  fi
+}
+
+http retrieve-valid POST api/retrieve '{"query": "How do I install ROS 2 Humble?", "top_k": 3}'
+http retrieve-defaults POST api/retrieve '{"query": "What is a digital twin?"}'
+http retrieve-filtered POST api/retrieve '{"query": "How does a robot keep its balance while walking?", "module_name": "module-4-humanoids", "score_threshold": 0.0}'
+http retrieve-missing-query POST api/retrieve '{"top_k": 3}'
+http retrieve-empty-query POST api/retrieve '{"query": "   "}'
+http retrieve-query-too-long POST api/retrieve "{\"query\": \"$long\"}"
+http retrieve-top-k-too-large POST api/retrieve '{"query": "ROS 2 nodes", "top_k": 11}'
+http retrieve-threshold-out-of-range POST api/retrieve '{"query": "ROS 2 nodes", "score_threshold": 1.5}'
+http retrieve-not-json POST api/retrieve 'this is not json'
+http retrieve-not-object POST api/retrieve '["query"]'
+http tool-retrieve-book-content POST api/tools/retrieve_book_content '{"query": "What sensors does a humanoid robot use?", "top_k": 3}'
+http tool-retrieve-book-content-invalid POST api/tools/retrieve_book_content '{"query": ""}'
+http tool-perform-retrieval POST api/tools/perform_retrieval '{"query": "What is the difference between a topic and a service?", "top_k": 2}'
+http tool-perform-retrieval-invalid POST api/tools/perform_retrieval '{"query": "ROS", "top_k": 2.5}'
+http tool-retrieve-book-context POST api/tools/retrieve_book_context '{"query": "How does inverse kinematics work?"}'
+http tools-list GET api/tools
+http health GET api/health
+http openapi GET openapi.json
+http answer-valid POST api/answer '{"query": "How do I install ROS 2 Humble?"}'
+http answer-empty POST api/answer '{"query": ""}'
+http answer-too-long POST api/answer "{\"query\": \"$long\"}"
+http answer-off-book POST api/answer '{"query": "What is the capital of Australia?"}'
+"$SAM" local generate-event cloudwatch scheduled-event > scheduled-warmup.json

@@ -1,0 +1,1 @@
+"""The HTTP interface: a FastAPI app served by Mangum in Lambda and by uvicorn locally."""

@@ -1,0 +1,57 @@
+"""The FastAPI app. `get_app(kind)` builds it once per container; routes are thin and delegate."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any, Literal
+
+from fastapi import FastAPI
+
+from bookrag import __version__
+from bookrag.web import errors as web_errors
+from bookrag.web.limits import BodySizeLimit
+from bookrag.web.schemas import ErrorBody, HealthResponse
+
+AppKind = Literal["retrieval", "agent", "all"]
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    400: {"model": ErrorBody, "description": "Invalid input (contract error codes)"},
+    401: {"model": ErrorBody, "description": "Missing or invalid API key"},
+    413: {"model": ErrorBody, "description": "Request body too large"},
+    429: {"model": ErrorBody, "description": "Rate limited; see Retry-After"},
+    500: {"model": ErrorBody, "description": "Upstream or internal error (EMBEDDING_ERROR, SEARCH_ERROR, "
+                                              "CONNECTION_ERROR, AUTH_ERROR)"},
+}
+
+
+def create_app(kind: AppKind = "all") -> FastAPI:
+    # strict_content_type=False: a JSON body without a Content-Type header (API Gateway test events,
+    # terse clients) is still read as JSON; a body that is not JSON still gets a 400.
+    app = FastAPI(title="bookrag", version=__version__, responses=ERROR_RESPONSES, strict_content_type=False,
+                  description="Answers questions about a book, and only from the book.")
+    web_errors.install(app)
+    app.add_middleware(BodySizeLimit)
+
+    @app.get("/api/health", response_model=HealthResponse, tags=["ops"])
+    def get_health() -> dict[str, Any]:
+        from bookrag.health import health
+
+        return health()
+
+    if kind in ("retrieval", "all"):
+        from bookrag.web.routes_retrieval import router as retrieval_router
+
+        app.include_router(retrieval_router)
+    if kind in ("agent", "all"):
+        try:
+            from bookrag.web.routes_agent import router as agent_router
+        except ImportError:  # the agent arrives with its own issue
+            agent_router = None
+        if agent_router is not None:
+            app.include_router(agent_router)
+    return app
+
+
+@lru_cache(maxsize=3)
+def get_app(kind: AppKind = "all") -> FastAPI:
+    return create_app(kind)
+
