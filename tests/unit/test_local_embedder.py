@@ -7,7 +7,6 @@ outside the project venv); these tests need only numpy, tokenizers and safetenso
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -39,9 +38,7 @@ def reference() -> dict[str, Any]:
 def _cos(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     a64 = np.atleast_2d(a).astype(np.float64)
     b64 = np.atleast_2d(b).astype(np.float64)
-    return np.asarray(
-        (a64 * b64).sum(axis=1) / (np.linalg.norm(a64, axis=1) * np.linalg.norm(b64, axis=1))
-    )
+    return np.asarray((a64 * b64).sum(axis=1) / (np.linalg.norm(a64, axis=1) * np.linalg.norm(b64, axis=1)))
 
 
 def test_fixture_matches_pinned_weights(reference: dict[str, Any]) -> None:
@@ -167,7 +164,7 @@ def test_missing_weights_raise(tmp_path: Path) -> None:
 def test_missing_tokenizer_raises(tmp_path: Path) -> None:
     model = tmp_path / "model"
     model.mkdir()
-    shutil.copyfile(MODEL_DIR / "model.safetensors", model / "model.safetensors")
+    (model / "model.safetensors").symlink_to(MODEL_DIR / "model.safetensors")
     with pytest.raises(EmbeddingError, match=r"tokenizer\.json"):
         local.LocalEmbedder(model)
 

