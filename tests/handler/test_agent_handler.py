@@ -1,0 +1,75 @@
+"""Every answer event in events/ through the agent's real Lambda entry point, on the indexed sample book."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from bookrag.agent import REFUSAL
+from tests.handler.conftest import body_of
+
+
+@pytest.fixture(autouse=True)
+def _on_sample_book(book_env: Any) -> None:
+    """Every test here runs against the session's indexed sample book, with the extractive answerer."""
+
+
+def test_answer_valid(agent_handler: Any, invoke: Any) -> None:
+    response = invoke(agent_handler, "answer-valid.json")
+
+    assert response["statusCode"] == 200
+    body = body_of(response)
+    assert body["is_refusal"] is False and body["refusal_reason"] == ""
+    assert "Ubuntu 22.04" in body["answer"]
+    cited = sorted({int(n) for n in re.findall(r"\[(\d+)\]", body["answer"])})
+    assert cited == list(range(1, len(body["sources"]) + 1))
+    assert {s["source_file"] for s in body["sources"]} == {"module-1-ros2/installation.md"}
+    assert all(set(s) == {"chapter", "section", "source_url", "chunk_id", "source_file", "score"}
+               for s in body["sources"])
+
+
+def test_answer_off_book_is_a_refusal_with_nearest_sections(agent_handler: Any, invoke: Any) -> None:
+    response = invoke(agent_handler, "answer-off-book.json")
+
+    assert response["statusCode"] == 200
+    body = body_of(response)
+    assert body["is_refusal"] is True and body["answer"] == REFUSAL
+    assert body["refusal_reason"] == "no_relevant_context" and body["sources"]
+
+
+@pytest.mark.parametrize(("event", "code"), [
+    ("answer-empty.json", "INVALID_QUERY"),
+    ("answer-too-long.json", "INVALID_QUERY_LENGTH"),
+])
+def test_invalid_queries_get_the_contract_envelope(agent_handler: Any, invoke: Any, event: str, code: str) -> None:
+    response = invoke(agent_handler, event)
+
+    assert response["statusCode"] == 400
+    body = body_of(response)
+    assert body["code"] == code and body["details"] == {"field": "query"}
+    assert body["error_type"] == "InvalidQueryError" and body["recoverable"] is False
+    assert body["message"] == "Please provide a question about the book content."
+
+
+def test_scheduled_warmup_builds_the_agent(agent_handler: Any, invoke: Any) -> None:
+    from bookrag.agent import get_agent
+
+    summary = invoke(agent_handler, "scheduled-warmup.json")
+
+    assert summary["warmed"] is True and summary["store_ready"] is True
+    assert get_agent.cache_info().currsize >= 1
+
+
+def test_the_agent_is_built_once_per_container(agent_handler: Any, invoke: Any) -> None:
+    from bookrag.agent import get_agent
+    from bookrag.retrieval import get_retriever
+
+    invoke(agent_handler, "answer-valid.json")
+    agents, retrievers = get_agent.cache_info().misses, get_retriever.cache_info().misses
+
+    invoke(agent_handler, "answer-off-book.json")
+    invoke(agent_handler, "answer-valid.json")
+
+    assert get_agent.cache_info().misses == agents and get_retriever.cache_info().misses == retrievers

@@ -1,0 +1,367 @@
+"""The LLM answerers over HTTP against scripted stubs on 127.0.0.1, on the indexed sample book.
+
+Gemini (its OpenAI-compatible endpoint) and any OpenAI-compatible endpoint share one adapter; Cohere
+goes through its SDK. The stubs script tool calls, final answers with citations, citations of ids
+never retrieved, 429 with Retry-After, 401, hangs and malformed JSON. Time is bounded without timing
+asserts: the stubs count the calls they saw.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from bookrag import errors
+from bookrag.agent import REFUSAL, BookRAGAgent
+from bookrag.answerers import build_answerer
+from bookrag.answerers.base import SYSTEM_PROMPT
+from bookrag.retrieval import get_retriever
+from bookrag.settings import Settings, load_settings
+from tests.stubs import Recorded, Reply, StubServer
+
+KEY = "llm-canary-3e9d0b7a"
+QUESTION = "I edited a Python file in my ROS 2 package. How do I build so that my changes take effect?"
+GEMINI_PATH = "/v1beta/openai/chat/completions"
+OPENAI_PATH = "/v1/chat/completions"
+
+
+def completion(content: str | None = None, tool_calls: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if tool_calls:
+        message["tool_calls"] = tool_calls
+    return {"id": "cmpl-1", "object": "chat.completion", "model": "stub",
+            "choices": [{"index": 0, "finish_reason": "tool_calls" if tool_calls else "stop", "message": message}]}
+
+
+def tool_call(query: str, call_id: str = "call_1", name: str = "retrieve_book_context") -> dict[str, Any]:
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps({"query": query})}}
+
+
+def labels_seen(req: Recorded) -> list[str]:
+    """Document ids the model was shown, in every message of the request."""
+    text = " ".join(str(m.get("content") or "") for m in req.json()["messages"])
+    return re.findall(r'<document id="(S\d+)"', text)
+
+
+def answer_citing(*labels: str) -> Callable[[Recorded], Reply]:
+    """A model that answers with `--symlink-install`, citing the given labels (or the first one shown)."""
+
+    def reply(req: Recorded) -> Reply:
+        cited = labels or labels_seen(req)[:1]
+        return Reply(200, completion("Build with colcon build --symlink-install so edits take effect "
+                                     + "".join(f"[{c}]" for c in cited) + "."))
+
+    return reply
+
+
+@pytest.fixture
+def agent_with(book_env: Settings) -> Callable[..., BookRAGAgent]:
+    """An agent on the sample book's retriever with the given LLM settings (the store is opened once)."""
+
+    def build(**llm: Any) -> BookRAGAgent:
+        settings = load_settings(qdrant_path=book_env.qdrant_path, embedding_provider="local", **llm)
+        retriever = get_retriever(book_env)
+        return BookRAGAgent(settings, retriever, build_answerer(settings, retriever))
+
+    return build
+
+
+@pytest.fixture(params=["gemini", "openai"])
+def chat(request: pytest.FixtureRequest, stub: StubServer, agent_with: Callable[..., BookRAGAgent]) -> Any:
+    """(agent, path) for Gemini's OpenAI-compatible endpoint and a generic OpenAI-compatible one."""
+    provider = request.param
+
+    def make(**extra: Any) -> BookRAGAgent:
+        values: dict[str, Any] = {"llm_provider": provider, "llm_timeout_s": 1.0, **extra}
+        if provider == "gemini":
+            values.update(gemini_api_key=KEY, gemini_base_url=stub.url + "/v1beta/openai")
+        else:
+            values.update(openai_api_key=KEY, openai_base_url=stub.url + "/v1")
+        return agent_with(**values)
+
+    return provider, make, GEMINI_PATH if provider == "gemini" else OPENAI_PATH
+
+
+# --- Gemini / OpenAI-compatible ----------------------------------------------------------------------
+
+
+def test_answer_with_citation_and_request_shape(chat: Any, stub: StubServer) -> None:
+    provider, make, path = chat
+    stub.on(path, answer_citing())
+
+    response = make().run(QUESTION)
+
+    assert not response.is_refusal and "--symlink-install" in response.answer and response.answer.endswith("[1].")
+    (call,) = stub.calls(path)
+    body = call.json()
+    assert call.headers["authorization"] == f"Bearer {KEY}"
+    assert body["model"] == ("gemini-2.0-flash" if provider == "gemini" else "gpt-4o-mini")
+    assert body["messages"][0] == {"role": "system", "content": SYSTEM_PROMPT}
+    assert [t["function"]["name"] for t in body["tools"]] == ["retrieve_book_context"]  # read-only tools only
+    shown = labels_seen(call)
+    assert shown and body["messages"][1]["content"].count("</document>") == len(shown)
+    assert response.sources[0].source_file == "module-1-ros2/installation.md"
+
+
+def test_model_may_retrieve_again_and_cite_what_it_found(chat: Any, stub: StubServer) -> None:
+    # GIVEN a model that first asks for another search, then cites a document from its result
+    _, make, path = chat
+
+    def cite_last_tool_document(req: Recorded) -> Reply:
+        tool_results = [m["content"] for m in req.json()["messages"] if m["role"] == "tool"]
+        label = re.findall(r'<document id="(S\d+)"', tool_results[-1])[-1]
+        return Reply(200, completion(f"A costmap has a static, an obstacle and an inflation layer [{label}]."))
+
+    stub.on(path, Reply(200, completion(None, [tool_call("Nav2 costmap layers")])), cite_last_tool_document)
+
+    # WHEN the agent runs
+    response = make().run(QUESTION)
+
+    # THEN the second request carried the tool result for that call, and the citation is a retrieved chunk
+    calls = stub.calls(path)
+    assert len(calls) == 2
+    messages = calls[1].json()["messages"]
+    assert messages[2]["role"] == "assistant" and messages[2]["tool_calls"][0]["id"] == "call_1"
+    assert messages[3]["role"] == "tool" and messages[3]["tool_call_id"] == "call_1"
+    assert not response.is_refusal and response.sources[0].source_file == "module-3-perception/navigation.md"
+
+
+def test_tool_steps_are_bounded_and_the_last_step_offers_no_tools(chat: Any, stub: StubServer) -> None:
+    # GIVEN a model that asks for a search every time, and unknown or malformed tool calls too
+    _, make, path = chat
+    stub.on(path, Reply(200, completion(None, [tool_call("again", "c1"), tool_call("x", "c2", name="delete_index"),
+                                                {"id": "c3", "type": "function",
+                                                 "function": {"name": "retrieve_book_context",
+                                                              "arguments": "{not json"}}])))
+
+    response = make(llm_max_steps=3).run(QUESTION)
+
+    calls = stub.calls(path)
+    assert len(calls) == 3 and "tools" not in calls[-1].json()
+    tool_results = [m["content"] for m in calls[-1].json()["messages"] if m["role"] == "tool"]
+    assert any(r.startswith("Unknown tool") for r in tool_results)
+    assert any(r.startswith("Invalid arguments") for r in tool_results)
+    assert response.is_refusal and response.refusal_reason == "model_refused" and response.sources
+
+
+def test_citations_of_chunks_never_retrieved_are_dropped(chat: Any, stub: StubServer) -> None:
+    _, make, path = chat
+    stub.on(path, Reply(200, completion("Use colcon build --symlink-install [S1]. Also rebuild nightly [S42].")))
+
+    response = make().run(QUESTION)
+
+    assert response.answer == "Use colcon build --symlink-install [1]." and len(response.sources) == 1
+
+
+def test_answer_citing_nothing_retrieved_becomes_a_refusal(chat: Any, stub: StubServer) -> None:
+    _, make, path = chat
+    stub.on(path, Reply(200, completion("Run make install twice [S42]. Or reboot.")))
+
+    response = make().run(QUESTION)
+
+    assert response.is_refusal and response.answer == REFUSAL and response.refusal_reason == "uncited_answer"
+    assert response.sources  # the nearest sections are still listed
+
+
+def test_uncited_answer_becomes_a_refusal(chat: Any, stub: StubServer) -> None:
+    _, make, path = chat
+    stub.on(path, Reply(200, completion("Just use colcon.")))
+
+    assert make().run(QUESTION).refusal_reason == "uncited_answer"
+
+
+def test_model_refusal(chat: Any, stub: StubServer) -> None:
+    _, make, path = chat
+    stub.on(path, Reply(200, completion(REFUSAL)))
+
+    response = make().run(QUESTION)
+
+    assert response.is_refusal and response.answer == REFUSAL and response.refusal_reason == "model_refused"
+
+
+def test_rate_limit_with_long_retry_after_is_returned_at_once(chat: Any, stub: StubServer) -> None:
+    _, make, path = chat
+    stub.on(path, Reply(429, {"error": {"message": "quota"}}, {"Retry-After": "30"}))
+
+    with pytest.raises(errors.AnswerRateLimitError) as caught:
+        make().run(QUESTION)
+
+    assert caught.value.recoverable and caught.value.retry_after == 30.0 and len(stub.calls(path)) == 1
+
+
+def test_rate_limit_with_short_retry_after_is_retried_once(chat: Any, stub: StubServer) -> None:
+    _, make, path = chat
+    stub.on(path, Reply(429, {"error": {"message": "quota"}}, {"Retry-After": "0"}), answer_citing())
+
+    response = make().run(QUESTION)
+
+    assert not response.is_refusal and len(stub.calls(path)) == 2
+
+
+def test_auth_failure_is_not_retried_and_leaks_nothing(chat: Any, stub: StubServer) -> None:
+    _, make, path = chat
+    stub.on(path, Reply(401, {"error": {"message": f"bad key {KEY}"}}))
+
+    with pytest.raises(errors.AnswerAuthError) as caught:
+        make().run(QUESTION)
+
+    assert not caught.value.recoverable and len(stub.calls(path)) == 1
+    assert KEY not in str(caught.value) and "127.0.0.1" not in str(caught.value)
+
+
+def test_hang_times_out_without_retry(chat: Any, stub: StubServer) -> None:
+    _, make, path = chat
+    stub.on(path, Reply(hang=True))
+
+    with pytest.raises(errors.AnswerTimeoutError):
+        make(llm_timeout_s=1.0).run(QUESTION)
+
+    assert len(stub.calls(path)) == 1
+
+
+@pytest.mark.parametrize("reply", [Reply(200, b"{not json"), Reply(200, {"choices": []}), Reply(503, {})])
+def test_unreadable_or_failed_replies_are_retried_once(chat: Any, stub: StubServer, reply: Reply) -> None:
+    _, make, path = chat
+    stub.on(path, reply)
+
+    with pytest.raises(errors.AnswerUnavailableError) as caught:
+        make().run(QUESTION)
+
+    assert caught.value.recoverable and len(stub.calls(path)) == 2
+    assert "not json" not in str(caught.value)
+
+
+def test_one_http_client_per_container(chat: Any, stub: StubServer) -> None:
+    from bookrag.answerers.chat_completions import get_http_client
+
+    _, make, path = chat
+    stub.on(path, answer_citing())
+    agent = make()
+    agent.run(QUESTION)
+    misses = get_http_client.cache_info().misses
+
+    agent.run(QUESTION)
+    agent.run("What is a costmap?")
+
+    assert get_http_client.cache_info().misses == misses
+
+
+# --- Cohere --------------------------------------------------------------------------------------------
+
+
+def cohere_reply(text: str, citations: list[tuple[int, int, list[str]]]) -> dict[str, Any]:
+    return {
+        "id": "chat-1", "finish_reason": "COMPLETE",
+        "message": {
+            "role": "assistant", "content": [{"type": "text", "text": text}],
+            "citations": [{"start": s, "end": e, "text": text[s:e], "type": "TEXT_CONTENT",
+                           "sources": [{"type": "document", "id": i, "document": {"id": i}} for i in ids]}
+                          for s, e, ids in citations],
+        },
+        "usage": {"billed_units": {"input_tokens": 10, "output_tokens": 5}},
+    }
+
+
+@pytest.fixture
+def cohere_agent(stub: StubServer, agent_with: Callable[..., BookRAGAgent]) -> Callable[..., BookRAGAgent]:
+    def make(**extra: Any) -> BookRAGAgent:
+        return agent_with(llm_provider="cohere", cohere_api_key=KEY, cohere_base_url=stub.url,
+                          llm_timeout_s=1.0, **extra)
+
+    return make
+
+
+# The SDK's response parsing touches a deprecated pydantic attribute; not ours to fix.
+cohere_sdk_warnings = pytest.mark.filterwarnings("ignore::DeprecationWarning:cohere.core.unchecked_base_model")
+
+
+@cohere_sdk_warnings
+def test_cohere_grounded_answer(cohere_agent: Callable[..., BookRAGAgent], stub: StubServer) -> None:
+    text = "Build with colcon build --symlink-install. Python files are then linked, not copied."
+    first_end = text.index(".")
+    stub.on("/v2/chat", Reply(200, cohere_reply(text, [(0, first_end, ["S1"]),
+                                                       (first_end + 2, len(text) - 1, ["S1", "S2"])])))
+
+    response = cohere_agent().run(QUESTION)
+
+    assert response.answer == ("Build with colcon build --symlink-install [1]. Python files are then linked, "
+                               "not copied [1][2].")
+    (call,) = stub.calls("/v2/chat")
+    body = call.json()
+    assert body["model"] == "command-r-plus-08-2024" and body["messages"][0]["role"] == "system"
+    assert [d["id"] for d in body["documents"]][:2] == ["S1", "S2"]
+    assert set(body["documents"][0]["data"]) == {"title", "snippet"}
+    titles = [d["data"]["title"] for d in body["documents"]]
+    assert len(response.sources) == 2
+    assert all(title.endswith(source.section) for title, source in zip(titles, response.sources, strict=False))
+
+
+@cohere_sdk_warnings
+def test_cohere_citation_of_an_unknown_document_becomes_a_refusal(cohere_agent: Callable[..., BookRAGAgent],
+                                                                  stub: StubServer) -> None:
+    text = "Reinstall the operating system."
+    stub.on("/v2/chat", Reply(200, cohere_reply(text, [(0, len(text) - 1, ["S77"])])))
+
+    response = cohere_agent().run(QUESTION)
+
+    assert response.is_refusal and response.refusal_reason == "uncited_answer"
+
+
+@cohere_sdk_warnings
+@pytest.mark.parametrize(("reply", "error", "calls"), [
+    (Reply(429, {"message": "slow down"}, {"Retry-After": "30"}), errors.AnswerRateLimitError, 1),
+    (Reply(401, {"message": "invalid api token"}), errors.AnswerAuthError, 1),
+    (Reply(hang=True), errors.AnswerTimeoutError, 1),
+    (Reply(500, {"message": "boom"}), errors.AnswerUnavailableError, 2),
+])
+def test_cohere_failures(cohere_agent: Callable[..., BookRAGAgent], stub: StubServer, reply: Reply,
+                         error: type[errors.BookRAGError], calls: int) -> None:
+    stub.on("/v2/chat", reply)
+
+    with pytest.raises(error):
+        cohere_agent().run(QUESTION)
+
+    assert len(stub.calls("/v2/chat")) == calls
+
+
+# --- the request deadline ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("left_after_reserve", "told"), [(0.6, "The search took too long"),
+                                                          (0.2, "No time left")])
+def test_a_model_requested_search_never_outlives_the_deadline(book_env: Settings, stub: StubServer,
+                                                              left_after_reserve: float, told: str) -> None:
+    from bookrag.answerers.base import Deadline
+    from bookrag.answerers.chat_completions import FINAL_ANSWER_RESERVE_S, ChatCompletionsAnswerer
+
+    # GIVEN a model that asks for a search, a search that never returns, and little time left
+    stub.on(OPENAI_PATH, Reply(200, completion(None, [tool_call("more")])), answer_citing("S1"))
+    settings = load_settings(qdrant_path=book_env.qdrant_path, embedding_provider="local", llm_provider="openai",
+                             openai_api_key=KEY, openai_base_url=stub.url + "/v1")
+    hits = get_retriever(book_env).search(QUESTION).hits
+    released = threading.Event()
+    searches: list[str] = []
+
+    def stuck(query: str) -> list[Any]:
+        searches.append(query)
+        released.wait(30)
+        return []
+
+    deadline = Deadline(FINAL_ANSWER_RESERVE_S + left_after_reserve, clock=lambda: 0.0)  # a frozen clock
+
+    # WHEN the answerer runs
+    try:
+        draft = ChatCompletionsAnswerer(settings, "openai").answer(QUESTION, hits, stuck, deadline)
+    finally:
+        released.set()
+
+    # THEN the model is told to answer from what it has, and does
+    tool_message = next(m for m in stub.calls(OPENAI_PATH)[1].json()["messages"] if m["role"] == "tool")
+    assert tool_message["content"].startswith(told)
+    assert not draft.refused and draft.cited_chunk_ids == [hits[0].chunk_id]
+    assert len(searches) == (1 if left_after_reserve >= 0.5 else 0)
