@@ -8,6 +8,7 @@ when the tree yields no readable file (a wrong path must not wipe the index).
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import time
 import uuid
@@ -82,12 +83,16 @@ class IngestReport:
 
 
 def discover(root: Path) -> Iterator[Path]:
-    """Docusaurus docs: .md/.mdx, skipping `_partials` and hidden files or folders, as Docusaurus does."""
+    """Docusaurus docs: .md/.mdx, skipping `_partials` and hidden files or folders, as Docusaurus does.
+
+    Every entry with a document's name is yielded, regular file or not (a symlink, a FIFO): `load`
+    refuses, and names, what it cannot read safely, instead of it vanishing from the report.
+    """
     for path in sorted(root.rglob("*")):
         rel = path.relative_to(root)
         if any(part.startswith(("_", ".")) for part in rel.parts):
             continue
-        if path.suffix.lower() in DOC_SUFFIXES and path.is_file():
+        if path.suffix.lower() in DOC_SUFFIXES and not path.is_dir():
             yield path
 
 
@@ -132,6 +137,7 @@ class Ingestor:
         for path in discover(root):
             rel = path.relative_to(root).as_posix()
             try:
+                _refuse_unsafe(path, root)
                 raw = _read_bounded(path, self.settings.max_document_bytes)
                 text = _decode(raw)
                 doc = parse_document(text, rel)
@@ -270,6 +276,25 @@ class Ingestor:
             report.chunks_embedded += len(drafts)
             if self.progress:
                 self.progress.advance(len(drafts))
+
+
+def _refuse_unsafe(path: Path, root: Path) -> None:
+    """Only regular files inside the docs folder are read: a symlink out of it would index (and then
+    serve) any file the process can read, and opening a FIFO would block the ingest forever."""
+    try:
+        resolved = path.resolve(strict=True)
+    except RuntimeError:  # Python 3.11 reports a symlink loop this way, later versions with ELOOP
+        raise DocumentError("symlink loop") from None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise DocumentError("symlink loop") from None
+        if path.is_symlink():
+            raise DocumentError("broken symlink") from None
+        raise
+    if not resolved.is_relative_to(root.resolve()):
+        raise DocumentError("symlink to outside the docs folder")
+    if not resolved.is_file():
+        raise DocumentError("not a regular file")
 
 
 def _read_bounded(path: Path, limit: int) -> bytes:

@@ -1,11 +1,20 @@
 """The retrieval core: a query in, ranked chunks out, whatever interface asked.
 
-Ranking and scoring are separate on purpose. The ranker (dense, BM25, or both fused inside Qdrant,
-optionally reranked by Cohere) decides *which* chunks are returned; every returned chunk's `score`
-is its cosine similarity to the query, clamped to [0, 1], so a threshold always means "at least this
-semantically similar" whatever ranked the chunk. The contracts promise results sorted by that score,
-so the chosen top_k are returned in descending cosine order (`order="rank"` keeps the ranker's order,
-for evaluation).
+Ranking and scoring. The ranker (dense, BM25, or both fused inside Qdrant, optionally reranked by
+Cohere) decides which chunks are returned and in which order; thresholds are about meaning, so they
+apply to each chunk's cosine similarity to the query (clamped to [0, 1]), whatever ranked it.
+
+The contracts promise results in descending score order. Re-sorting the fused top_k by cosine would
+undo the fusion's ordering (on textbook-2, MRR@10 0.87 sorted by cosine against 0.90 in fused order,
+benchmarks/eval-textbook-2.md), so results keep the ranker's order and each carries a *monotone*
+score: the lowest cosine among itself and every result ranked above it (a running minimum). Hence:
+
+- scores lie in [0, 1] and never increase down the list;
+- a result's score never exceeds its own cosine, so `score >= t` still means "at least t similar";
+- `min_score=t` keeps exactly the chunks whose cosine is at least t, as before;
+- where the ranker agrees with cosine (always, in dense mode) the score *is* the cosine.
+
+`order="score"` gives the former behaviour (sorted by cosine, score = cosine), for comparison.
 """
 
 from __future__ import annotations
@@ -19,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from bookrag.errors import ConfigError, InvalidInputError
 from bookrag.models import SearchHit, SearchResult
 from bookrag.sparse import BM25Encoder
-from bookrag.store import Filters, StoredHit, VectorStore, get_store
+from bookrag.store import Filters, Fusion, StoredHit, VectorStore, get_store
 from bookrag.thresholds import DEFAULT_THRESHOLDS
 
 if TYPE_CHECKING:
@@ -30,11 +39,18 @@ if TYPE_CHECKING:
 Interface = Literal["rest", "tool_content", "agent", "python", "perform_retrieval"]
 Order = Literal["score", "rank"]
 
-# Candidates fetched per search: enough for the diversity cap and the reranker to choose from
-# without scoring the whole book.
+# Candidates fetched per search: enough for the diversity caps and the reranker to choose from
+# without scoring the whole book. Deeper prefetches (50, 100) measured no better (eval-textbook-2.md).
 MIN_CANDIDATES = 24
 CANDIDATES_PER_RESULT = 4
 MAX_CANDIDATES = 200
+# Reciprocal rank fusion: rank-based, so it needs no calibration between cosine and BM25 scales and
+# behaves the same for every embedder. DBSF ranked better on textbook-2 (MRR@10 0.96 vs 0.90) but
+# lost a multi-part question's second file (hit@5 0.95 vs 0.98); see the benchmark notes.
+DEFAULT_FUSION: Fusion = "rrf"
+# A file may fill at most this many of the results (besides DIVERSITY_MAX_PER_SECTION per section):
+# multi-part questions need their second file, and one long chapter otherwise takes all five slots.
+DIVERSITY_MAX_PER_FILE = 3
 
 
 def default_threshold(settings: Settings, interface: Interface) -> float:
@@ -53,7 +69,8 @@ class SearchOptions:
     mode: RetrievalMode | None = None
     diversify: bool = True
     rerank: bool | None = None  # None: rerank when COHERE_RERANK_MODEL is set
-    order: Order = "score"
+    order: Order = "rank"
+    fusion: Fusion | None = None  # None: DEFAULT_FUSION
 
 
 class Retriever:
@@ -69,9 +86,12 @@ class Retriever:
 
     def describe(self) -> dict[str, Any]:
         """The ranking configuration, for evaluation reports and health output."""
-        return {"fusion": "rrf", "rrf_k": self.settings.rrf_k, "candidates": f"max({CANDIDATES_PER_RESULT}*top_k, "
-                f"{MIN_CANDIDATES})", "bm25_k1": self.bm25.k1, "bm25_b": self.bm25.b,
-                "bm25_avg_doc_len": self.bm25.avg_doc_len, "reranker": self.reranker.model if self.reranker else None}
+        return {"fusion": DEFAULT_FUSION, "rrf_k": self.settings.rrf_k,
+                "candidates": f"max({CANDIDATES_PER_RESULT}*top_k, {MIN_CANDIDATES})",
+                "diversity": {"per_section": self.settings.diversity_max_per_section,
+                              "per_file": DIVERSITY_MAX_PER_FILE if self.settings.diversity_max_per_section else 0},
+                "bm25": {"k1": self.bm25.k1, "b": self.bm25.b, "avg_doc_len": self.bm25.avg_doc_len},
+                "reranker": self.reranker.model if self.reranker else None}
 
     def search(self, query: str, options: SearchOptions | None = None) -> SearchResult:
         """Raises `EmbeddingError`, `StoreError`/`StoreConnectionError`, `InvalidInputError`.
@@ -88,18 +108,19 @@ class Retriever:
         mode = opts.mode or self.settings.retrieval_mode
         stored = self.store.search(vector, self.bm25.encode_query(query), mode=mode,
                                    limit=candidate_limit(opts.top_k), filters=opts.filters,
-                                   rrf_k=self.settings.rrf_k)
+                                   rrf_k=self.settings.rrf_k, fusion=opts.fusion or DEFAULT_FUSION)
         kept = [h for h in stored if h.cosine >= opts.min_score]
         reranker = self._reranker(opts.rerank)
         if reranker is not None:
             kept = reranker.rerank(query, kept)
         t2 = time.perf_counter()
         cap = self.settings.diversity_max_per_section if opts.diversify else 0
-        chosen = diversify(kept, opts.top_k, cap)
+        chosen = diversify(kept, opts.top_k, cap, DIVERSITY_MAX_PER_FILE if cap else 0)
         if opts.order == "score":
             chosen.sort(key=lambda h: h.cosine, reverse=True)
-        hits = [SearchHit(chunk_id=h.chunk_id, score=round(h.cosine, 6), rank_score=h.rank_score,
-                          payload=h.payload) for h in chosen]
+        scores = monotone_scores([h.cosine for h in chosen])
+        hits = [SearchHit(chunk_id=h.chunk_id, score=round(score, 6), rank_score=h.rank_score, payload=h.payload)
+                for h, score in zip(chosen, scores, strict=True)]
         return SearchResult(hits=hits, total_candidates=len(stored), query_vector=vector.tolist(),
                             embed_ms=(t1 - t0) * 1000, search_ms=(t2 - t1) * 1000)
 
@@ -121,27 +142,41 @@ class Retriever:
         return "\n\n".join(str(c.get("content_text", "")) for c in chunks) or hit.text
 
 
-def diversify(hits: list[StoredHit], top_k: int, cap: int) -> list[StoredHit]:
-    """Take hits in rank order, at most `cap` per (file, section); fill from the rest if short.
+def monotone_scores(cosines: list[float]) -> list[float]:
+    """The running minimum of `cosines`: non-increasing, and each at most its own cosine."""
+    out: list[float] = []
+    for c in cosines:
+        out.append(min(c, out[-1]) if out else c)
+    return out
+
+
+def diversify(hits: list[StoredHit], top_k: int, cap: int, file_cap: int = 0) -> list[StoredHit]:
+    """Take hits in rank order, at most `cap` per (file, section) and `file_cap` per file (0: no
+    limit); fill from the skipped ones, in rank order, if too few remain.
 
     Adjacent chunks of one section overlap and say much the same; capping them leaves room for the
-    other sections (and files) a question may need.
+    other sections and files a question may need. `cap <= 0` turns diversity off.
     """
     if cap <= 0:
         return hits[:top_k]
-    counts: Counter[tuple[str, str]] = Counter()
+    sections: Counter[tuple[str, str]] = Counter()
+    files: Counter[str] = Counter()
     chosen: list[StoredHit] = []
     deferred: list[StoredHit] = []
     for h in hits:
-        key = (str(h.payload.get("source_file")), str(h.payload.get("section_heading")))
-        if counts[key] < cap:
-            counts[key] += 1
+        source = str(h.payload.get("source_file"))
+        key = (source, str(h.payload.get("section_heading")))
+        if sections[key] < cap and (file_cap <= 0 or files[source] < file_cap):
+            sections[key] += 1
+            files[source] += 1
             chosen.append(h)
         else:
             deferred.append(h)
         if len(chosen) == top_k:
             return chosen
-    return chosen + deferred[: top_k - len(chosen)]
+    # Filling keeps rank order overall: a deferred hit goes back where the ranker had it.
+    position = {id(h): i for i, h in enumerate(hits)}
+    return sorted(chosen + deferred[: top_k - len(chosen)], key=lambda h: position[id(h)])
 
 
 @lru_cache(maxsize=8)
