@@ -39,3 +39,23 @@ http answer-empty POST api/answer '{"query": ""}'
 http answer-too-long POST api/answer "{\"query\": \"$long\"}"
 http answer-off-book POST api/answer '{"query": "What is the capital of Australia?"}'
 "$SAM" local generate-event cloudwatch scheduled-event > scheduled-warmup.json
+
+# sam has no HTTP API (payload 2.0) authorizer event: `apigateway authorizer` and `request-authorizer`
+# are REST API (payload 1.0) shapes. Build one from an http-api-proxy event plus the fields API Gateway
+# documents for a 2.0 REQUEST authorizer (version, type, routeArn, identitySource), without the body and
+# without requestContext.authorizer, which an authorizer does not receive. See events/README.md.
+http authorizer-retrieve POST api/retrieve ''
+python3 - authorizer-retrieve.json <<'PY'
+import json, sys
+path = sys.argv[1]
+event = json.load(open(path))
+for field in ("body", "isBase64Encoded"):
+    event.pop(field, None)
+event["requestContext"].pop("authorizer", None)
+http = event["requestContext"]["http"]
+arn = f"arn:aws:execute-api:us-east-1:{event['requestContext']['accountId']}:{event['requestContext']['apiId']}"
+event = {"version": "2.0", "type": "REQUEST", "routeArn": f"{arn}/$default/{http['method']}{http['path']}",
+         "identitySource": [http["sourceIp"]], **{k: v for k, v in event.items() if k != "version"}}
+json.dump(event, open(path, "w"), indent=2)
+open(path, "a").write("\n")
+PY

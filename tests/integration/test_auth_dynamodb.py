@@ -1,0 +1,125 @@
+"""The DynamoDB adapters of bookrag.auth against moto: atomic counters, TTL, cached records, failure modes."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import pytest
+
+from bookrag.auth import Guard, key_id_of
+from bookrag.auth_dynamodb import DynamoDBCounter, DynamoDBKeyStore, get_dynamodb_client
+from bookrag.errors import AuthUnavailableError, BookRAGError, InvalidApiKeyError, RateLimitedError
+from tests.conftest import API_KEYS_TABLE, RATE_LIMIT_TABLE, AuthTables, FakeClock
+
+IP = "203.0.113.7"
+
+
+def dynamo_guard(rate: int = 3, failures: int = 2) -> Guard:
+    client = get_dynamodb_client()
+    return Guard(DynamoDBKeyStore(client, API_KEYS_TABLE), DynamoDBCounter(client, RATE_LIMIT_TABLE),
+                 rate_limit_per_minute=rate, failure_limit_per_minute=failures, clock=FakeClock())
+
+
+def test_counter_adds_atomically_and_sets_the_ttl_once(auth_tables: AuthTables) -> None:
+    counter = DynamoDBCounter(get_dynamodb_client(), RATE_LIMIT_TABLE)
+
+    assert [counter.hit("key#a#60", 180) for _ in range(3)] == [1, 2, 3]
+    assert counter.hit("key#a#120", 240) == 1
+    assert counter.peek("key#a#60") == 3 and counter.peek("key#none#60") == 0
+
+    items = {i["bucket"]["S"]: i for i in auth_tables.items(RATE_LIMIT_TABLE)}
+    assert items["key#a#60"]["expires_at"] == {"N": "180"} and items["key#a#60"]["hits"] == {"N": "3"}
+    ttl = auth_tables.client.describe_time_to_live(TableName=RATE_LIMIT_TABLE)["TimeToLiveDescription"]
+    assert ttl["AttributeName"] == "expires_at"
+
+
+def test_concurrent_hits_are_all_counted(auth_tables: AuthTables) -> None:
+    counter = DynamoDBCounter(get_dynamodb_client(), RATE_LIMIT_TABLE)
+
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(lambda _: counter.hit("key#busy#60", 180), range(40)))
+
+    assert sorted(results) == list(range(1, 41))
+
+
+def test_key_records_are_read_and_cached_for_a_minute(auth_tables: AuthTables) -> None:
+    plaintext = auth_tables.mint("alice", rate_limit=7)
+    key_id = key_id_of(plaintext)
+    assert key_id
+    clock = FakeClock()
+    store = DynamoDBKeyStore(get_dynamodb_client(), API_KEYS_TABLE, clock=clock)
+
+    record = store.get(key_id)
+    assert record and record.owner == "alice" and record.rate_limit_per_minute == 7 and record.enabled
+    assert store.get("0123456789ab") is None
+
+    auth_tables.client.delete_item(TableName=API_KEYS_TABLE, Key={"key_id": {"S": key_id}})
+    assert store.get(key_id) == record  # cached: a revoked key works until the cache expires
+    clock.advance(61)
+    assert store.get(key_id) is None
+
+
+def test_a_valid_key_passes_and_the_limit_is_shared_through_the_table(auth_tables: AuthTables) -> None:
+    plaintext = auth_tables.mint()
+    # Two containers: separate guards and clients, one table.
+    first, second = dynamo_guard(rate=3), dynamo_guard(rate=3)
+
+    first.admit(plaintext, IP)
+    second.admit(plaintext, IP)
+    first.admit(plaintext, IP)
+    with pytest.raises(RateLimitedError) as caught:
+        second.admit(plaintext, IP)
+
+    assert caught.value.retry_after == 50
+
+
+def test_failures_are_counted_per_ip_in_the_table(auth_tables: AuthTables) -> None:
+    plaintext = auth_tables.mint()
+    guard = dynamo_guard(failures=2)
+    for _ in range(2):
+        with pytest.raises(InvalidApiKeyError):
+            guard.admit(plaintext[:-2] + "xx", IP)
+
+    with pytest.raises(RateLimitedError) as caught:
+        dynamo_guard(failures=2).admit(plaintext, IP)
+
+    assert caught.value.details["scope"] == "source_ip"
+    assert any(i["bucket"]["S"].startswith(f"ip#{IP}#") for i in auth_tables.items(RATE_LIMIT_TABLE))
+
+
+def test_key_lookups_fail_closed(auth_tables: AuthTables) -> None:
+    plaintext = auth_tables.mint()
+    auth_tables.client.delete_table(TableName=API_KEYS_TABLE)
+
+    with pytest.raises(AuthUnavailableError) as caught:
+        dynamo_guard().admit(plaintext, IP)
+
+    assert caught.value.http_status == 503 and caught.value.recoverable
+    assert API_KEYS_TABLE not in caught.value.message
+
+
+def test_counters_fail_open_and_say_so(auth_tables: AuthTables, caplog: pytest.LogCaptureFixture) -> None:
+    plaintext = auth_tables.mint()
+    auth_tables.client.delete_table(TableName=RATE_LIMIT_TABLE)
+    guard = dynamo_guard(rate=1)
+
+    with caplog.at_level(logging.WARNING):
+        for _ in range(3):
+            assert guard.admit(plaintext, IP).key_id == key_id_of(plaintext)
+
+    assert "rate counter unavailable" in caplog.text
+
+
+def test_no_table_ever_holds_the_key(auth_tables: AuthTables) -> None:
+    plaintext = auth_tables.mint()
+    secret = plaintext.split("_", 2)[2]
+    guard = dynamo_guard(rate=2, failures=5)
+    for presented in (plaintext, plaintext, plaintext, plaintext[:-1] + "?", None):
+        with contextlib.suppress(BookRAGError):
+            guard.admit(presented, IP)
+
+    stored: list[Any] = auth_tables.items(API_KEYS_TABLE) + auth_tables.items(RATE_LIMIT_TABLE)
+    assert stored and secret not in repr(stored)
