@@ -1,0 +1,122 @@
+"""Healthy and faulty Cohere and Qdrant replies for `tests.stubs.StubServer`.
+
+The Qdrant replies follow the REST API that qdrant-client 1.20 calls (captured from the client):
+`GET /collections/{name}/exists`, `GET /collections/{name}` and `POST /collections/{name}/points/query`,
+each answered in Qdrant's `{"result": ..., "status": "ok", "time": ...}` envelope. A fault replaces
+the reply of one path or of all of them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from tests.stubs import Recorded, Reply, ReplySpec, StubServer
+
+COHERE_MODEL = "embed-english-v3.0"
+COHERE_EMBEDDER = f"cohere/{COHERE_MODEL}"
+COHERE_DIM = 1024
+COLLECTION = "book_chunks"
+# Upstream error bodies carry this marker: it must never reach one of our responses or logs.
+UPSTREAM_DETAIL = "upstream-internal-detail-7d1e"
+
+
+def unit_vector(dim: int = COHERE_DIM) -> list[float]:
+    return [1.0] + [0.0] * (dim - 1)
+
+
+def cohere_embed(req: Recorded) -> Reply:
+    """A Cohere /v2/embed answer: one unit vector per text."""
+    texts = req.json()["texts"]
+    return Reply(200, {"id": "e1", "response_type": "embeddings_by_type",
+                       "embeddings": {"float": [unit_vector() for _ in texts]}, "texts": texts, "meta": {}})
+
+
+def _ok(result: Any) -> Reply:
+    return Reply(200, {"result": result, "status": "ok", "time": 0.0001})
+
+
+def qdrant_exists(exists: bool = True) -> Reply:
+    return _ok({"exists": exists})
+
+
+def qdrant_collection_info(embedder: str = COHERE_EMBEDDER, dim: int = COHERE_DIM, points: int = 1) -> Reply:
+    return _ok({
+        "status": "green", "optimizer_status": "ok", "indexed_vectors_count": 0, "points_count": points,
+        "segments_count": 1,
+        "config": {
+            "params": {"vectors": {"dense": {"size": dim, "distance": "Cosine"}},
+                       "sparse_vectors": {"bm25": {"modifier": "idf"}}},
+            "hnsw_config": {"m": 16, "ef_construct": 100, "full_scan_threshold": 10000},
+            "optimizer_config": {"deleted_threshold": 0.2, "vacuum_min_vector_number": 1000,
+                                 "default_segment_number": 0, "flush_interval_sec": 5},
+            "metadata": {"embedder": embedder, "dimension": dim},
+        },
+        "payload_schema": {},
+    })
+
+
+def chunk_payload(source_file: str = "module-1-ros2/installation.md", index: int = 0) -> dict[str, Any]:
+    module = source_file.split("/", 1)[0]
+    return {
+        "chunk_id": "5b0f3f0e-7a57-4b8e-9d2c-1f6f0c9a2b11", "content_text": "Install ROS 2 Humble with apt.",
+        "source_file": source_file, "source_url": "http://localhost:3000/docs/module-1-ros2/installation",
+        "module_name": module, "section_heading": "Installing ROS 2", "heading_path": ["Installing ROS 2"],
+        "chunk_index": index, "total_chunks": 1, "token_count": 7, "page_number": 1, "created_at": 1.7e9,
+        "content_hash": "0" * 64, "file_hash": "1" * 64, "doc_title": "Installation",
+    }
+
+
+def qdrant_query(dim: int = COHERE_DIM) -> Reply:
+    """One point whose dense vector equals the stub embedder's: cosine 1.0, above every threshold."""
+    payload = chunk_payload()
+    return _ok({"points": [{"id": payload["chunk_id"], "version": 0, "score": 0.9, "payload": payload,
+                            "vector": {"dense": unit_vector(dim)}}]})
+
+
+def serve_qdrant(stub: StubServer, *, exists: ReplySpec | None = None, info: ReplySpec | None = None,
+                 query: ReplySpec | None = None, collection: str = COLLECTION) -> StubServer:
+    """Answer the three paths a search uses; each defaults to a healthy reply."""
+    base = f"/collections/{collection}"
+    stub.on(f"{base}/exists", exists or qdrant_exists())
+    stub.on(f"{base}/points/query", query or qdrant_query())
+    stub.on(base, info or qdrant_collection_info())
+    return stub
+
+
+# --- faults -----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Fault:
+    """What an upstream does wrong. `reply` is None for a refused connection (nothing listening)."""
+
+    name: str
+    reply: Reply | None
+
+
+def _error(status: int, headers: dict[str, str] | None = None) -> Reply:
+    # Both Cohere's ({"message"}) and Qdrant's ({"status": {"error"}}) error shapes, with a marker.
+    return Reply(status, {"message": UPSTREAM_DETAIL, "status": {"error": UPSTREAM_DETAIL}}, headers or {})
+
+
+FAULTS: dict[str, Fault] = {f.name: f for f in [
+    Fault("401", _error(401)),
+    Fault("403", _error(403)),
+    Fault("404", _error(404)),
+    Fault("429-retry-after-30", _error(429, {"Retry-After": "30"})),
+    Fault("429-retry-after-0", _error(429, {"Retry-After": "0"})),
+    Fault("500", _error(500)),
+    Fault("503", _error(503)),
+    Fault("hang", Reply(hang=True)),
+    Fault("reset", Reply(reset=True)),
+    Fault("refused", None),
+    Fault("malformed-json", Reply(200, b'{"result": {"points": [' + UPSTREAM_DETAIL.encode())),
+]}
+
+
+def stub_env(cohere_url: str, qdrant_url: str, *, cohere_key: str, qdrant_key: str) -> dict[str, str]:
+    """Settings that point the service at the stubs: remote Qdrant, Cohere embeddings, short timeouts."""
+    return {"QDRANT_URL": qdrant_url, "QDRANT_API_KEY": qdrant_key, "QDRANT_TIMEOUT_S": "0.5",
+            "EMBEDDING_PROVIDER": "cohere", "COHERE_API_KEY": cohere_key, "COHERE_BASE_URL": cohere_url,
+            "COHERE_TIMEOUT_S": "0.5"}
