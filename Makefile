@@ -50,6 +50,15 @@ sam-check: sam-setup
 	@if [ -z "$(PY312_DIR)" ]; then echo "sam build skipped: no python3.12 on this machine"; else \
 		PATH="$(PY312_DIR):$$PATH" $(SAM) build --build-dir .aws-sam/build --cached --cache-dir .aws-sam/cache; fi
 
+# Offline, a few minutes, on this machine: cold starts (vs the naive SDK import), warm latency, ingest,
+# memory, package size (of .aws-sam/build, if `make sam-check` has run) -> benchmarks/results.json, RESULTS.md.
+bench: setup
+	$(PY) benchmarks/suite.py
+
+# Not part of `make test`: 5,000 requests from 50 clients against `bookrag serve` on 127.0.0.1 (minutes).
+loadtest: setup
+	$(PY) benchmarks/loadtest.py
+
 lint: setup
 	$(BIN)/ruff check shared functions tests benchmarks
 	$(BIN)/mypy

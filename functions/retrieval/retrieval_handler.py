@@ -10,8 +10,10 @@ from typing import Any
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from bookrag.lambda_runtime import handle
+from bookrag.lambda_runtime import handle, install_snapstart_hooks
 from bookrag.observability import logger, metrics
+
+install_snapstart_hooks("retrieval")  # SnapStart: warm before the snapshot, fresh clients after a restore
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP, log_event=False)

@@ -138,6 +138,30 @@ def serve(
     uvicorn.run(get_app("all"), host=host, port=port, log_level="warning")
 
 
+@app.command()
+def ask(
+    question: Annotated[str, typer.Argument(help="A question about the book")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the agent's Response as JSON")] = False,
+) -> None:
+    """Answer a question from the book only, with its sources (or refuse)."""
+    from bookrag.agent import run_agent
+
+    try:
+        response = run_agent(question)
+    except BookRAGError as exc:
+        _fail(exc)
+        return
+    if as_json:
+        _echo_json(response.model_dump())
+        return
+    typer.echo(response.answer)
+    label = "Nearest sections" if response.is_refusal else "Sources"
+    if response.sources:
+        typer.secho(f"\n{label}:", bold=True)
+    for n, s in enumerate(response.sources, start=1):
+        typer.echo(f"  [{n}] {s.chapter} > {s.section}  {s.source_url}")
+
+
 def main() -> None:
     app()
 

@@ -48,6 +48,44 @@ class InvalidInputError(BookRAGError, ValueError):
         self.http_status = status
 
 
+# --- caller access (our API keys; not to be confused with UpstreamAuthError) ----------------------
+
+
+class AuthenticationError(BookRAGError, PermissionError):
+    """The caller sent no API key. Its subclass says the key did not verify, never which part failed."""
+
+    code = "AUTH_REQUIRED"
+    http_status = 401
+    public_message = "An API key is required in the X-API-Key header"
+
+
+class InvalidApiKeyError(AuthenticationError):
+    code = "INVALID_API_KEY"
+    public_message = "The API key is not valid"
+
+
+class RateLimitedError(BookRAGError):
+    """Too many requests for one API key, or too many failed authentications from one source IP."""
+
+    code = "RATE_LIMITED"
+    http_status = 429
+    recoverable = True
+    public_message = "Too many requests; retry after the number of seconds in Retry-After"
+
+    def __init__(self, retry_after: int, *, limit: int, window_s: int, scope: str) -> None:
+        super().__init__(details={"scope": scope, "limit": limit, "window_s": window_s, "retry_after_s": retry_after})
+        self.retry_after: float | None = retry_after
+
+
+class AuthUnavailableError(BookRAGError, ConnectionError):
+    """The key store could not be read: fail closed (no request is served unauthenticated)."""
+
+    code = "AUTH_UNAVAILABLE"
+    http_status = 503
+    recoverable = True
+    public_message = "Authentication is temporarily unavailable; retry shortly"
+
+
 # --- embedding ----------------------------------------------------------------------------------
 
 
@@ -65,6 +103,9 @@ class EmbeddingRateLimitError(EmbeddingError):
 
 
 class EmbeddingTimeoutError(EmbeddingError):
+    """No answer in time: like a refused or reset connection, a CONNECTION_ERROR (as for the store)."""
+
+    code = "CONNECTION_ERROR"
     recoverable = True
     public_message = "Embedding service timed out"
 
@@ -108,6 +149,20 @@ class StoreTimeoutError(StoreConnectionError):
     """The store did not answer in time; not retried on the request path (the budget is spent)."""
 
     public_message = "Content database timed out"
+
+
+class StoreUnavailableError(StoreConnectionError):
+    """A 5xx, or a 2xx whose body is not Qdrant's: no usable answer, so a CONNECTION_ERROR (as for Cohere)."""
+
+    public_message = "Content database is temporarily unavailable"
+
+
+class StoreRateLimitError(StoreError):
+    """Qdrant answered 429; `retry_after` carries its hint when it sent one."""
+
+    recoverable = True
+    public_message = "Content database is rate limited; retry shortly"
+    retry_after: float | None = None
 
 
 class StoreAuthError(UpstreamAuthError, StoreError):

@@ -7,7 +7,7 @@ import time
 from typing import Any
 
 from bookrag import __version__
-from bookrag.observability import PROCESS_STARTED, _state
+from bookrag.observability import _state
 from bookrag.thresholds import DEFAULT_THRESHOLDS
 
 
@@ -40,5 +40,5 @@ def health() -> dict[str, Any]:
             "store": _factory_ready("bookrag.store", "get_qdrant_client"),
             "app": _factory_ready("bookrag.web.app", "get_app"),
         },
-        "uptime_s": round(time.time() - PROCESS_STARTED, 3),
+        "uptime_s": round(time.time() - _state["started"], 3),
     }

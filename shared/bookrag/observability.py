@@ -1,8 +1,10 @@
 """Logger, metrics and tracer: one module that everyone imports.
 
 The Tracer is built on first use, not at import: constructing it imports the X-Ray SDK and botocore
-(~0.3 s here), which a health check or warm-up ping must not pay. Logs carry structured fields only,
-never request bodies or secrets.
+(~0.3 s in Lambda, ~0.6 s here), which a health check must not pay; a scheduled warm-up builds it.
+Where Powertools would disable tracing anyway (outside Lambda, under `sam local`, or with
+POWERTOOLS_TRACE_DISABLED) no Tracer is built at all: a disabled Tracer still imports the SDK.
+Logs carry structured fields only, never request bodies or secrets.
 """
 
 from __future__ import annotations
@@ -20,21 +22,40 @@ logger = Logger(service=SERVICE)
 metrics = Metrics(namespace="BookRAG", service=SERVICE)
 
 PROCESS_STARTED = time.time()
-_state = {"invocations": 0}
+# `started` is reset when a SnapStart snapshot is restored: uptime counts from the restore.
+_state: dict[str, float] = {"invocations": 0, "started": PROCESS_STARTED}
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+def _tracing_disabled() -> bool:
+    """Powertools' own rule (env-based), without building a Tracer; if that private helper moves, trace."""
+    from aws_lambda_powertools.tracing.tracer import Tracer  # cheap: the X-Ray SDK is imported lazily
+
+    check = getattr(Tracer, "_is_tracer_disabled", None)
+    return bool(check()) if callable(check) else False
+
+
 @lru_cache(maxsize=1)
 def get_tracer() -> Any:
+    """The Powertools Tracer, or None where tracing is disabled.
+
+    Only the SDKs we call out through are patched: httpx (Qdrant, Cohere, LLMs) and botocore (Secrets
+    Manager, DynamoDB); `patch_all` would also import and patch sqlite3, requests and more.
+    """
+    if _tracing_disabled():
+        return None
     from aws_lambda_powertools import Tracer
 
-    return Tracer(service=SERVICE)
+    return Tracer(service=SERVICE, patch_modules=["httpx", "botocore"])
 
 
 def traced(name: str, fn: Callable[[], Any]) -> Any:
-    """Run `fn` in an X-Ray subsegment (a no-op outside Lambda or when tracing is disabled)."""
-    with get_tracer().provider.in_subsegment(f"## {name}"):
+    """Run `fn` in an X-Ray subsegment (just `fn()` where tracing is disabled)."""
+    tracer = get_tracer()
+    if tracer is None:
+        return fn()
+    with tracer.provider.in_subsegment(f"## {name}"):
         return fn()
 
 

@@ -33,6 +33,7 @@ T = TypeVar("T")
 DENSE = "dense"
 SPARSE = "bm25"
 SearchMode = Literal["hybrid", "dense", "sparse"]
+Fusion = Literal["rrf", "dbsf"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +64,9 @@ class Filters:
 @lru_cache(maxsize=8)
 def get_qdrant_client(settings: Settings) -> QdrantClient:
     """One client per container: its connection pool (or the embedded store's lock) is reused."""
+    from bookrag.lazy_imports import import_qdrant_client
+
+    import_qdrant_client()  # without its eager pydantic model rebuild: ~0.25 s off a cold start
     from qdrant_client import QdrantClient
 
     url = settings.qdrant_remote_url
@@ -84,13 +88,25 @@ def get_qdrant_client(settings: Settings) -> QdrantClient:
 
 def translate_qdrant_error(exc: BaseException) -> errors.BookRAGError:
     """Map qdrant-client and transport failures to our errors, with generic messages only."""
+    import json
+
     import httpx
+    from pydantic import ValidationError
+    from qdrant_client.common.client_exceptions import QdrantException, ResourceExhaustedResponse
     from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
 
     if isinstance(exc, errors.BookRAGError):
         return exc
     if isinstance(exc, ResponseHandlingException):
         exc = exc.source
+    if isinstance(exc, ResourceExhaustedResponse):  # a 429 with a Retry-After
+        limited = errors.StoreRateLimitError()
+        limited.retry_after = float(exc.retry_after_s)
+        return limited
+    if isinstance(exc, QdrantException):  # the client raises it bare for a 429 with an unreadable Retry-After
+        return errors.StoreRateLimitError()
+    if isinstance(exc, ValidationError | json.JSONDecodeError):  # a 2xx body that is not Qdrant's: a broken upstream
+        return errors.StoreUnavailableError()
     if isinstance(exc, httpx.TimeoutException | TimeoutError):
         return errors.StoreTimeoutError()
     if isinstance(exc, httpx.TransportError | ConnectionError | OSError):
@@ -100,10 +116,10 @@ def translate_qdrant_error(exc: BaseException) -> errors.BookRAGError:
             return errors.StoreAuthError()
         if exc.status_code == 404:
             return errors.CollectionMissingError()
+        if exc.status_code == 429:
+            return errors.StoreRateLimitError()
         if exc.status_code is not None and exc.status_code >= 500:
-            error = errors.StoreError()
-            error.recoverable = True
-            return error
+            return errors.StoreUnavailableError()
         return errors.StoreError()
     if isinstance(exc, ValueError) and "not found" in str(exc).lower():
         # The embedded mode signals a missing collection with a ValueError.
@@ -283,8 +299,17 @@ class VectorStore:
         return int(self._read(lambda: self.client.count(self.collection, exact=True)).count)
 
     def search(self, dense: np.ndarray, sparse: SparseVector, *, mode: SearchMode, limit: int,
-               filters: Filters | None = None, rrf_k: int = 60) -> list[StoredHit]:
-        """Rank chunks by `mode`; every hit also carries its cosine similarity to `dense`."""
+               filters: Filters | None = None, rrf_k: int = 60, fusion: Fusion = "rrf",
+               prefetch_limit: int | None = None) -> list[StoredHit]:
+        """Rank chunks by `mode`; every hit also carries its cosine similarity to `dense`.
+
+        Hybrid mode runs in Qdrant's Query API, one round trip: a dense and a BM25 prefetch of
+        `prefetch_limit` (default `limit`) candidates each, fused by reciprocal rank (`rrf`, constant
+        `rrf_k`) or by distribution-based score fusion (`dbsf`). Only Query API features are used, so the
+        embedded store and a Qdrant server answer alike. A query with no indexable term falls back to
+        dense. Filters apply inside each prefetch, before ranking, so a filtered search still returns up
+        to `limit` hits.
+        """
         from qdrant_client import models as qm
 
         flt = _to_filter(filters)
@@ -301,12 +326,14 @@ class VectorStore:
                 self.collection, query=sparse_q, using=SPARSE, limit=limit, query_filter=flt,
                 with_payload=True, with_vectors=[DENSE])
         else:
+            depth = max(limit, prefetch_limit or limit)
+            fused: qm.Query = qm.RrfQuery(rrf=qm.Rrf(k=rrf_k)) if fusion == "rrf" \
+                else qm.FusionQuery(fusion=qm.Fusion.DBSF)
             call = lambda: self.client.query_points(  # noqa: E731
                 self.collection,
-                prefetch=[qm.Prefetch(query=dense_q, using=DENSE, limit=limit, filter=flt),
-                          qm.Prefetch(query=sparse_q, using=SPARSE, limit=limit, filter=flt)],
-                query=qm.RrfQuery(rrf=qm.Rrf(k=rrf_k)), limit=limit, with_payload=True,
-                with_vectors=[DENSE])
+                prefetch=[qm.Prefetch(query=dense_q, using=DENSE, limit=depth, filter=flt),
+                          qm.Prefetch(query=sparse_q, using=SPARSE, limit=depth, filter=flt)],
+                query=fused, limit=limit, with_payload=True, with_vectors=[DENSE])
         points = self._read(call).points
         hits = []
         for point in points:
@@ -315,8 +342,6 @@ class VectorStore:
             hits.append(StoredHit(chunk_id=str(point.id), rank_score=float(point.score),
                                   cosine=min(1.0, max(0.0, cosine)), payload=dict(point.payload or {})))
         return hits
-
-
 
 
 def _to_filter(filters: Filters | None) -> qm.Filter | None:

@@ -42,6 +42,16 @@ def retrieval_handler() -> ModuleType:
     return _load_handler("retrieval", "retrieval_handler")
 
 
+@pytest.fixture(scope="session")
+def authorizer_handler() -> ModuleType:
+    return _load_handler("authorizer", "authorizer_handler")
+
+
+@pytest.fixture(scope="session")
+def agent_handler() -> ModuleType:
+    return _load_handler("agent", "agent_handler")
+
+
 @pytest.fixture
 def lambda_context() -> LambdaContext:
     return LambdaContext()

@@ -9,6 +9,7 @@ from fastapi import FastAPI
 
 from bookrag import __version__
 from bookrag.web import errors as web_errors
+from bookrag.web.auth import ApiKeyAuth
 from bookrag.web.limits import BodySizeLimit
 from bookrag.web.schemas import ErrorBody, HealthResponse
 
@@ -30,6 +31,8 @@ def create_app(kind: AppKind = "all") -> FastAPI:
                   description="Answers questions about a book, and only from the book.")
     web_errors.install(app)
     app.add_middleware(BodySizeLimit)
+    # Added last, so outermost: a request without a valid key is refused before its body is even read.
+    app.add_middleware(ApiKeyAuth)
 
     @app.get("/api/health", response_model=HealthResponse, tags=["ops"])
     def get_health() -> dict[str, Any]:

@@ -15,6 +15,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from bookrag import errors
+from bookrag.agent import agent_error_fields  # the agent contract's error table lives with the agent
 
 logger = logging.getLogger("bookrag.web")
 
@@ -46,24 +47,6 @@ MESSAGES = {
     "INVALID_QUERY": "Invalid query provided",
     "INVALID_REQUEST": "Request body must be a JSON object with the documented fields",
 }
-
-# The agent contract's error types and user messages (book-rag-agent.md).
-AGENT_ERROR_TYPES: list[tuple[type[errors.BookRAGError], str, str]] = [
-    (errors.InvalidInputError, "InvalidQueryError", "Please provide a question about the book content."),
-    (errors.EmbeddingError, "EmbeddingError", "Unable to process your question. Please try again."),
-    (errors.StoreError, "RetrievalError", "Book content temporarily unavailable. Please try again."),
-    (errors.StoreConnectionError, "RetrievalError", "Book content temporarily unavailable. Please try again."),
-    (errors.AnswerError, "AgentError", "Unable to generate an answer right now. Please try again."),
-]
-
-
-def agent_error_fields(exc: errors.BookRAGError) -> dict[str, Any]:
-    for cls, error_type, message in AGENT_ERROR_TYPES:
-        if isinstance(exc, cls):
-            return {"message": message, "error_type": error_type, "recoverable": exc.recoverable}
-    return {"message": "Unable to generate an answer right now. Please try again.", "error_type": "AgentError",
-            "recoverable": exc.recoverable}
-
 
 def error_response(request_path: str, exc: errors.BookRAGError) -> JSONResponse:
     body: dict[str, Any] = {"error": exc.message, "code": exc.code, "details": dict(exc.details),

@@ -152,3 +152,17 @@ class HealthResponse(BaseModel):
     cold_start: bool
     clients_ready: dict[str, bool]
     uptime_s: float
+
+
+# --- POST /api/answer -----------------------------------------------------------------------------
+
+
+class AnswerRequest(_QueryRequest):
+    query: str = Field(min_length=1, max_length=1000, description="A question about the book")
+
+
+class AnswerErrorBody(ErrorBody):
+    """Errors of /api/answer also carry the agent contract's ErrorResponse fields."""
+
+    message: str = Field(description="User-facing message from the agent contract")
+    error_type: str = Field(description="EmbeddingError | RetrievalError | InvalidQueryError | AgentError | ...")
