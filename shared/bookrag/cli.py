@@ -162,6 +162,53 @@ def ask(
         typer.echo(f"  [{n}] {s.chapter} > {s.section}  {s.source_url}")
 
 
+@app.command("eval")
+def eval_(
+    questions: Annotated[Path, typer.Argument(help="A question set, e.g. eval/textbook-2.jsonl")],
+    docs: Annotated[Path | None, typer.Option("--docs", help="Ingest this docs folder first")] = None,
+    modes: Annotated[str, typer.Option("--modes", help="Comma-separated: bm25,dense,hybrid,hybrid+diversity,"
+                                                       "hybrid+dbsf,hybrid+rerank,default")]
+    = "bm25,dense,hybrid,hybrid+diversity,default",
+    out: Annotated[Path | None, typer.Option("--json", help="Write the full report (JSON) here")] = None,
+) -> None:
+    """Measure retrieval quality per mode: hit@5, MRR@10, evidence@5, refusal AUC, seconds per query."""
+    from rich.console import Console
+
+    from bookrag.evaluation import evaluate_files, parse_modes, render_table
+    from bookrag.settings import get_settings
+
+    try:
+        report = evaluate_files(get_settings(), questions, parse_modes(modes), docs)
+    except BookRAGError as exc:
+        _fail(exc)
+        return
+    Console().print(render_table(report))
+    if out is not None:
+        out.write_text(json.dumps(report.as_dict(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+@app.command("mint-key")
+def mint_key_cmd(
+    owner: Annotated[str, typer.Argument(help="Who the key is for (kept with its record)")],
+    rate_limit: Annotated[int | None, typer.Option(help="Requests per minute for this key")] = None,
+    table: Annotated[str | None, typer.Option(help="DynamoDB table to store the hashed record in")] = None,
+) -> None:
+    """Mint an API key: prints the key ONCE; stores only its hash (DynamoDB, or an API_KEY_HASHES entry)."""
+    from bookrag.auth import mint_key
+
+    plaintext, record = mint_key(owner, rate_limit_per_minute=rate_limit)
+    if table:
+        import boto3
+
+        from bookrag.auth_dynamodb import record_item
+
+        boto3.client("dynamodb").put_item(TableName=table, Item=record_item(record),
+                                          ConditionExpression="attribute_not_exists(key_id)")
+    else:
+        typer.echo(f"API_KEY_HASHES entry: {record.setting_entry()}", err=True)
+    typer.echo(plaintext)
+
+
 def main() -> None:
     app()
 
