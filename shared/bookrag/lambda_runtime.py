@@ -143,6 +143,7 @@ _NETWORK_FACTORIES = (
     ("bookrag.auth", "get_guard"),
     ("bookrag.auth_dynamodb", "get_dynamodb_client"),
     ("bookrag.agent", "get_agent"),
+    ("bookrag.answerers.chat_completions", "get_http_client"),  # Gemini / OpenAI-compatible pool
 )
 _hooks: dict[HookKind, list[Callable[[], None]]] = {"before_snapshot": [], "after_restore": []}
 _installed: set[str] = set()

@@ -45,12 +45,9 @@ def create_app(kind: AppKind = "all") -> FastAPI:
 
         app.include_router(retrieval_router)
     if kind in ("agent", "all"):
-        try:
-            from bookrag.web.routes_agent import router as agent_router
-        except ImportError:  # the agent arrives with its own issue
-            agent_router = None
-        if agent_router is not None:
-            app.include_router(agent_router)
+        from bookrag.web.routes_agent import router as agent_router
+
+        app.include_router(agent_router)
     return app
 
 
