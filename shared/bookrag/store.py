@@ -13,7 +13,8 @@ import math
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import numpy as np
@@ -80,7 +81,20 @@ def get_qdrant_client(settings: Settings) -> QdrantClient:
             prefer_grpc=False,
         )
     settings.qdrant_path.mkdir(parents=True, exist_ok=True)
-    client = QdrantClient(path=str(settings.qdrant_path))
+    return _embedded_client(settings.qdrant_path.resolve())
+
+
+@cache
+def _embedded_client(path: Path) -> QdrantClient:
+    """One client per folder for the whole process, whatever the settings that name it.
+
+    The first client locks the folder until it is closed, and `atexit` keeps it open: a second client
+    for the same folder (settings that differ elsewhere, or an entry evicted from the cache above)
+    would fail with "already accessed by another instance".
+    """
+    from qdrant_client import QdrantClient
+
+    client = QdrantClient(path=str(path))
     # Close the embedded store before interpreter teardown, when its __del__ can no longer import.
     atexit.register(client.close)
     return client
