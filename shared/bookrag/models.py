@@ -17,7 +17,8 @@ PAYLOAD_FIELDS = (
 
 @dataclass(frozen=True, slots=True)
 class SearchHit:
-    """One ranked chunk. `score` is the cosine similarity in [0, 1]; `rank_score` what ranked it."""
+    """One ranked chunk. `score`: cosine similarity in [0, 1], a running minimum down the ranking (never
+    above the chunk's own cosine); `rank_score`: what ranked it."""
 
     chunk_id: str
     score: float

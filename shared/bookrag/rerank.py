@@ -8,10 +8,12 @@ waiting at most a second, because the request is already inside API Gateway's 30
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from bookrag import errors
 from bookrag.cohere_client import get_cohere_client, translate_cohere_error
+from bookrag.observability import logger
 from bookrag.retrying import call_with_retries
 
 if TYPE_CHECKING:
@@ -23,7 +25,7 @@ MAX_DOCUMENTS = 100  # Cohere bills a search per 100 documents; our candidate li
 
 def rerank_text(hit: StoredHit) -> str:
     """The chunk as the reranker sees it: with its place in the book, as it was embedded."""
-    from bookrag.ingest import embedding_text
+    from bookrag.ingest import embedding_text  # ingest loads the chunker, which queries otherwise never need
 
     p = hit.payload
     return embedding_text(str(p.get("doc_title") or ""), tuple(p.get("heading_path") or ()),
@@ -65,10 +67,6 @@ class CohereReranker:
 
         Candidates the reranker did not return keep their fused order after the reranked ones.
         """
-        from dataclasses import replace
-
-        from bookrag.observability import logger
-
         head, tail = hits[:MAX_DOCUMENTS], hits[MAX_DOCUMENTS:]
         if len(head) < 2:
             return hits

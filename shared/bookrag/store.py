@@ -313,13 +313,12 @@ class VectorStore:
         return int(self._read(lambda: self.client.count(self.collection, exact=True)).count)
 
     def search(self, dense: np.ndarray, sparse: SparseVector, *, mode: SearchMode, limit: int,
-               filters: Filters | None = None, rrf_k: int = 60, fusion: Fusion = "rrf",
-               prefetch_limit: int | None = None) -> list[StoredHit]:
+               filters: Filters | None = None, rrf_k: int = 60, fusion: Fusion = "rrf") -> list[StoredHit]:
         """Rank chunks by `mode`; every hit also carries its cosine similarity to `dense`.
 
-        Hybrid mode runs in Qdrant's Query API, one round trip: a dense and a BM25 prefetch of
-        `prefetch_limit` (default `limit`) candidates each, fused by reciprocal rank (`rrf`, constant
-        `rrf_k`) or by distribution-based score fusion (`dbsf`). Only Query API features are used, so the
+        Hybrid mode runs in Qdrant's Query API, one round trip: a dense and a BM25 prefetch of `limit`
+        candidates each, fused by reciprocal rank (`rrf`, constant `rrf_k`) or by distribution-based
+        score fusion (`dbsf`). Only Query API features are used, so the
         embedded store and a Qdrant server answer alike. A query with no indexable term falls back to
         dense. Filters apply inside each prefetch, before ranking, so a filtered search still returns up
         to `limit` hits.
@@ -340,13 +339,12 @@ class VectorStore:
                 self.collection, query=sparse_q, using=SPARSE, limit=limit, query_filter=flt,
                 with_payload=True, with_vectors=[DENSE])
         else:
-            depth = max(limit, prefetch_limit or limit)
             fused: qm.Query = qm.RrfQuery(rrf=qm.Rrf(k=rrf_k)) if fusion == "rrf" \
                 else qm.FusionQuery(fusion=qm.Fusion.DBSF)
             call = lambda: self.client.query_points(  # noqa: E731
                 self.collection,
-                prefetch=[qm.Prefetch(query=dense_q, using=DENSE, limit=depth, filter=flt),
-                          qm.Prefetch(query=sparse_q, using=SPARSE, limit=depth, filter=flt)],
+                prefetch=[qm.Prefetch(query=dense_q, using=DENSE, limit=limit, filter=flt),
+                          qm.Prefetch(query=sparse_q, using=SPARSE, limit=limit, filter=flt)],
                 query=fused, limit=limit, with_payload=True, with_vectors=[DENSE])
         points = self._read(call).points
         hits = []

@@ -39,7 +39,9 @@ class RetrieveRequest(_QueryRequest):
 
 class RetrievedChunkPublic(BaseModel):
     chunk_id: str
-    similarity_score: float = Field(ge=0.0, le=1.0, description="Cosine similarity to the query, clamped to 0..1")
+    similarity_score: float = Field(ge=0.0, le=1.0, description=(
+        "Cosine similarity to the query (0..1), as a running minimum down the ranked list: never above the "
+        "chunk's own cosine, never increasing"))
     content_text: str
     source_file: str
     module_name: str

@@ -1,0 +1,100 @@
+"""The evaluation harness end to end: on the indexed sample book, through the CLI, and on textbook-2."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bookrag.evaluation import evaluate_files, load_questions, run_evaluation
+from bookrag.retrieval import get_retriever
+from bookrag.settings import Settings, load_settings
+from tests.conftest import CORPUS, ROOT, SAMPLE_DOCS
+
+SAMPLE_SET = ROOT / "eval" / "sample-book.jsonl"
+TEXTBOOK_2 = CORPUS / "physical-ai-textbook-2" / "docs"
+
+
+def subset(path: Path, tmp_path: Path, keep: int) -> Path:
+    """The first `keep` answerable questions and every unanswerable one: a fast, still mixed set."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    answerable = [ln for ln in lines if '"unanswerable"' not in ln][:keep]
+    out = tmp_path / path.name
+    out.write_text("\n".join(answerable + [ln for ln in lines if '"unanswerable"' in ln]) + "\n", encoding="utf-8")
+    return out
+
+
+def test_modes_on_the_sample_book(book_env: Settings, tmp_path: Path) -> None:
+    questions = load_questions(subset(SAMPLE_SET, tmp_path, keep=8))
+
+    report = run_evaluation(get_retriever(book_env), questions, ["bm25", "dense", "default"])
+
+    data = report.as_dict()
+    assert set(data["modes"]) == {"bm25", "dense", "default"}
+    default = data["modes"]["default"]
+    assert default["overall"]["n"] == 8 and default["overall"]["hit@5"] >= 0.85
+    assert 0.0 <= default["overall"]["mrr@10"] <= 1.0 and 0.0 <= default["overall"]["evidence@5"] <= 1.0
+    assert default["auc"]["overall"] is not None and default["auc"]["overall"] >= 0.8
+    assert default["seconds_per_query"] > 0
+    assert len(data["questions"]) == len(questions)
+    rows = data["thresholds_default_mode"]
+    assert [r["threshold"] for r in rows] == sorted(r["threshold"] for r in rows)
+    assert all(a["gold_chunks_kept"] >= b["gold_chunks_kept"] for a, b in itertools.pairwise(rows))
+
+
+def test_cli_prints_a_table_and_writes_json(book_env: Settings, tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from bookrag.cli import app
+
+    out = tmp_path / "report.json"
+    questions = subset(SAMPLE_SET, tmp_path, keep=3)
+
+    result = CliRunner().invoke(app, ["eval", str(questions), "--docs", str(SAMPLE_DOCS), "--modes",
+                                      "dense,hybrid", "--json", str(out)])
+
+    assert result.exit_code == 0, result.output
+    assert "hit@5" in result.output and "hybrid" in result.output
+    data = json.loads(out.read_text())
+    assert set(data["modes"]) == {"dense", "hybrid"}
+    assert data["config"]["question_set"] == questions.name and data["config"]["chunks"] > 0
+
+
+def test_cli_refuses_an_unknown_mode(book_env: Settings, tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from bookrag.cli import app
+
+    result = CliRunner().invoke(app, ["eval", str(subset(SAMPLE_SET, tmp_path, keep=1)), "--modes", "colbert"])
+
+    assert result.exit_code == 2 and "colbert" in result.output
+
+
+@pytest.mark.corpus
+@pytest.mark.skipif(not TEXTBOOK_2.is_dir(), reason="needs ../shared/corpus/physical-ai-textbook-2")
+def test_textbook_2_appendices(tmp_path: Path) -> None:
+    """Textbook-2's appendices (5 files) and the questions they answer, plus every unanswerable one.
+
+    A slice of the tuning run (benchmarks/eval-textbook-2.md), small enough for the suite: hybrid with
+    diversity must not lose to either single retriever.
+    """
+    docs = tmp_path / "docs"
+    shutil.copytree(TEXTBOOK_2 / "appendices", docs / "appendices")
+    lines = (ROOT / "eval" / "textbook-2.jsonl").read_text(encoding="utf-8").splitlines()
+    kept = [ln for ln in lines
+            if all(g.startswith("appendices/") for g in json.loads(ln)["gold_files"])]
+    questions = tmp_path / "appendices.jsonl"
+    questions.write_text("\n".join(kept) + "\n", encoding="utf-8")
+    settings = load_settings(qdrant_path=tmp_path / "qdrant", embedding_provider="local")
+
+    report = evaluate_files(settings, questions, ["bm25", "dense", "default"], docs)
+
+    modes: dict[str, Any] = report.as_dict(per_question=False)["modes"]
+    best, bm25, dense = modes["default"]["overall"], modes["bm25"]["overall"], modes["dense"]["overall"]
+    assert best["n"] >= 7 and best["hit@5"] >= 0.85
+    for metric in ("hit@5", "evidence@5"):
+        assert best[metric] >= max(bm25[metric], dense[metric])
