@@ -7,7 +7,7 @@ password KDF would add tens of milliseconds to every request.
 
 State sits behind two small ports, `KeyStore` and `Counter`: in memory for `bookrag serve`, DynamoDB on
 Lambda (`bookrag.auth_dynamodb`, the only module that imports boto3, and only when a table is configured).
-This module itself imports the standard library and settings only: the authorizer's cold start stays small.
+This module imports only the standard library, our errors and the logger: the authorizer's cold start stays small.
 
 Policy (`Guard.admit`), per request, in this order:
 1. a source IP with `AUTH_FAILURE_LIMIT_PER_MINUTE` failed attempts in the current minute is refused (429)

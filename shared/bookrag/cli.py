@@ -188,7 +188,8 @@ def eval_(
     except BookRAGError as exc:
         _fail(exc)
         return
-    Console().print(render_table(report))
+    # Piped output would otherwise wrap at 80 columns and cut the mode names.
+    Console(width=None if sys.stdout.isatty() else 120).print(render_table(report))
     if out is not None:
         out.write_text(json.dumps(report.as_dict(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
