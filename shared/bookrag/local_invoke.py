@@ -37,7 +37,7 @@ class LocalContext:
 def _load_template(path: Path) -> dict[str, Any]:
     import yaml
 
-    class _Loader(yaml.SafeLoader):
+    class _Loader(yaml.SafeLoader):  # type: ignore[misc]  # PyYAML ships no type hints here
         pass
 
     # CloudFormation short-form tags (!Ref, !Sub, ...): keep their argument, the value is irrelevant here.

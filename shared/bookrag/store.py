@@ -13,7 +13,7 @@ import math
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from functools import cache, lru_cache
+from functools import cache, lru_cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
@@ -236,7 +236,7 @@ class VectorStore:
         for name, schema in (("source_file", qm.PayloadSchemaType.KEYWORD),
                              ("module_name", qm.PayloadSchemaType.KEYWORD),
                              ("chunk_index", qm.PayloadSchemaType.INTEGER)):
-            self._write(lambda n=name, s=schema: self.client.create_payload_index(self.collection, n, s))
+            self._write(partial(self.client.create_payload_index, self.collection, name, schema))
         self._checked = (embedder_name, dimension)
         return True
 
@@ -255,7 +255,7 @@ class VectorStore:
                 )
                 for r in records[start : start + batch_size]
             ]
-            self._write(lambda p=points: self.client.upsert(self.collection, points=p, wait=True))
+            self._write(partial(self.client.upsert, self.collection, points=points, wait=True))
 
     def delete_file(self, source_file: str, *, from_index: int = 0) -> None:
         """Delete a file's chunks whose `chunk_index >= from_index` (all of them by default)."""
@@ -279,8 +279,9 @@ class VectorStore:
     def scroll_payloads(self, fields: Sequence[str], flt: qm.Filter | None = None) -> Iterable[dict[str, Any]]:
         offset = None
         while True:
-            points, offset = self._read(lambda o=offset: self.client.scroll(
-                self.collection, scroll_filter=flt, limit=512, offset=o, with_payload=list(fields),
+            points, offset = self._read(partial(
+                self.client.scroll, self.collection, scroll_filter=flt, limit=512, offset=offset,
+                with_payload=list(fields),
                 with_vectors=False))
             for point in points:
                 yield dict(point.payload or {})

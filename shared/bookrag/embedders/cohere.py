@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
@@ -33,8 +34,8 @@ class CohereEmbedder:
         s = self._settings
         out = [
             call_with_retries(
-                lambda batch=texts[i : i + MAX_TEXTS_PER_CALL]: self._call(batch, "search_document",
-                                                                          s.cohere_ingest_timeout_s),
+                partial(self._call, texts[i : i + MAX_TEXTS_PER_CALL], "search_document",
+                        s.cohere_ingest_timeout_s),
                 attempts=s.cohere_ingest_retries + 1, max_wait=60.0, retry_timeouts=True,
             )
             for i in range(0, len(texts), MAX_TEXTS_PER_CALL)
@@ -43,10 +44,12 @@ class CohereEmbedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         """At most one retry, never waiting more than a second: this runs inside an API request."""
-        return call_with_retries(
+        vectors: np.ndarray = call_with_retries(
             lambda: self._call([text], "search_query", self._settings.cohere_timeout_s),
             attempts=2, max_wait=1.0, retry_timeouts=False,
-        )[0]
+        )
+        first: np.ndarray = vectors[0]
+        return first
 
     def _call(self, texts: Sequence[str], input_type: Literal["search_document", "search_query"],
               timeout_s: float) -> np.ndarray:
@@ -63,4 +66,5 @@ class CohereEmbedder:
             raise EmbeddingError("Embedding service returned an unexpected response")
         matrix = np.asarray(vectors, dtype=np.float32)
         norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-        return matrix / np.maximum(norms, 1e-12)
+        normalised: np.ndarray = matrix / np.maximum(norms, 1e-12)
+        return normalised
