@@ -1,7 +1,7 @@
 """The numpy all-MiniLM-L6-v2 embedder against sentence-transformers' reference vectors.
 
 The fixture is produced by benchmarks/make_reference_vectors.py (torch + sentence-transformers, run
-outside the project venv); these tests need only numpy, tokenizers and safetensors.
+outside the project venv); these tests need only numpy and tokenizers.
 """
 
 from __future__ import annotations

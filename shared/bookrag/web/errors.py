@@ -15,7 +15,6 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from bookrag import errors
-from bookrag.agent import agent_error_fields  # the agent contract's error table lives with the agent
 
 logger = logging.getLogger("bookrag.web")
 
@@ -52,6 +51,9 @@ def error_response(request_path: str, exc: errors.BookRAGError) -> JSONResponse:
     body: dict[str, Any] = {"error": exc.message, "code": exc.code, "details": dict(exc.details),
                             "recoverable": exc.recoverable}
     if request_path.startswith("/api/answer"):
+        # Imported here: the retrieval function never serves /api/answer and should not load the agent.
+        from bookrag.agent import agent_error_fields  # the agent contract's error table lives with the agent
+
         body.update(agent_error_fields(exc))
     headers = {}
     retry_after = getattr(exc, "retry_after", None)
