@@ -30,7 +30,7 @@ $(STAMP): pyproject.toml
 demo: setup
 	QDRANT_PATH=$(BOOKRAG_DEMO_STORE) EMBEDDING_PROVIDER=local $(BIN)/bookrag ingest $(DOCS)
 	QDRANT_PATH=$(BOOKRAG_DEMO_STORE) EMBEDDING_PROVIDER=local $(BIN)/bookrag ingest $(DOCS)
-	QDRANT_PATH=$(BOOKRAG_DEMO_STORE) EMBEDDING_PROVIDER=local $(PY) -m bookrag.demo
+	QDRANT_PATH=$(BOOKRAG_DEMO_STORE) EMBEDDING_PROVIDER=local $(PY) -m bookrag.devtools.demo
 
 test: setup sam-check pytest
 

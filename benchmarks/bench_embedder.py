@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from bookrag.embedders.local import LocalEmbedder
+    from bookrag.adapters.embedders.local import LocalEmbedder
 
 # Allow running from a checkout where bookrag is not pip-installed.
 _SHARED = Path(__file__).resolve().parent.parent / "shared"
@@ -80,7 +80,7 @@ def run(n_texts: int = 256, *, batch_size: int | None = None, repeat: int = 3) -
     i.e. what the encoder processes), batch_size, load_seconds, meets_budget, cpus and load_avg_1m
     (sampled before the run).
     """
-    from bookrag.embedders.local import LocalEmbedder
+    from bookrag.adapters.embedders.local import LocalEmbedder
 
     load_avg = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     t0 = time.perf_counter()

@@ -87,14 +87,14 @@ def status_of(response: Any) -> int | str:
 def factory_misses() -> dict[str, int]:
     """Cache misses of every cached factory that is already imported (importing one would skew the count)."""
     factories = {
-        "bookrag.settings": ["get_settings"],
-        "bookrag.embedders": ["get_embedder"],
-        "bookrag.store": ["get_qdrant_client", "get_store"],
-        "bookrag.retrieval": ["get_retriever"],
+        "bookrag.config.settings": ["get_settings"],
+        "bookrag.adapters.embedders": ["get_embedder"],
+        "bookrag.adapters.qdrant.store": ["get_qdrant_client", "get_store"],
+        "bookrag.retrieval.retriever": ["get_retriever"],
         "bookrag.web.app": ["get_app"],
-        "bookrag.lambda_runtime": ["get_handler"],
-        "bookrag.cohere_client": ["get_cohere_client"],
-        "bookrag.agent": ["get_agent"],
+        "bookrag.runtime.lambda_entry": ["get_handler"],
+        "bookrag.adapters.cohere": ["get_cohere_client"],
+        "bookrag.answering.agent": ["get_agent"],
     }
     out = {}
     for module_name, names in factories.items():
@@ -192,7 +192,7 @@ def run_warm(args: Args) -> dict[str, Any]:
 
     # Timing hook: Retriever.search already measures its embedding and search phases (SearchResult
     # .embed_ms/.search_ms); record them per call without changing any contract.
-    from bookrag.retrieval import Retriever
+    from bookrag.retrieval.retriever import Retriever
 
     phases: list[tuple[float, float]] = []
     original = Retriever.search
@@ -254,10 +254,10 @@ def run_warm(args: Args) -> dict[str, Any]:
 
 
 def run_ingest(args: Args) -> dict[str, Any]:
-    from bookrag.embedders import get_embedder
-    from bookrag.ingest import Ingestor
-    from bookrag.settings import get_settings
-    from bookrag.store import get_store
+    from bookrag.adapters.embedders import get_embedder
+    from bookrag.adapters.qdrant.store import get_store
+    from bookrag.config.settings import get_settings
+    from bookrag.ingestion.ingestor import Ingestor
 
     settings = get_settings()
     embedder = get_embedder(settings)

@@ -41,7 +41,7 @@ SAM_BUILD = ROOT / ".aws-sam" / "build"
 COLD_TIMEOUT_S = 180
 LONG_TIMEOUT_S = 1800
 
-# Settings the children must not inherit from the developer's shell (bookrag.settings reads these).
+# Settings the children must not inherit from the developer's shell (bookrag.config.settings reads these).
 _OURS = re.compile(r"^(QDRANT_|COHERE_|CO_API_|EMBEDDING_|LLM_|GEMINI_|OPENAI_|CHUNK_|BOOK_|RETRIEVAL_|RRF_|"
                    r"DIVERSITY_|QUERY_CACHE|MAX_DOCUMENT|POWERTOOLS_|AWS_LAMBDA_|LAMBDA_TASK_ROOT|_X_AMZN)", re.I)
 
@@ -62,7 +62,7 @@ def lambda_env(code_root: Path) -> dict[str, str]:
     class Loader(yaml.SafeLoader):
         pass
 
-    from bookrag.settings import Settings
+    from bookrag.config.settings import Settings
 
     ours = {name.upper() for name in Settings.model_fields}  # AUTH_ENABLED, EMBEDDING_PROVIDER...: per scenario
     Loader.add_multi_constructor("!", lambda loader, suffix, node: None)  # !Ref, !Sub, ...: not literal

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from bookrag.settings import Settings, get_auth_settings, get_settings, load_settings
+from bookrag.config.settings import Settings, get_auth_settings, get_settings, load_settings
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_DOCS = ROOT / "book" / "docs"
@@ -33,7 +33,7 @@ def _isolated_environment(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 def _clear_setting_caches() -> None:
-    from bookrag.auth import get_guard  # a guard holds counters: none may outlive its test
+    from bookrag.auth.guard import get_guard  # a guard holds counters: none may outlive its test
 
     get_settings.cache_clear()
     get_auth_settings.cache_clear()
@@ -66,8 +66,8 @@ def use_env(monkeypatch: pytest.MonkeyPatch) -> Callable[..., None]:
 
 @pytest.fixture(scope="session")
 def local_embedder() -> Any:
-    from bookrag.embedders import CachedEmbedder
-    from bookrag.embedders.local import LocalEmbedder
+    from bookrag.adapters.embedders import CachedEmbedder
+    from bookrag.adapters.embedders.local import LocalEmbedder
 
     return CachedEmbedder(LocalEmbedder(), 256)
 
@@ -75,9 +75,9 @@ def local_embedder() -> Any:
 @pytest.fixture(scope="session")
 def indexed_book(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """The sample book ingested once per session; returns the env that points at it."""
-    from bookrag.embedders import get_embedder
-    from bookrag.ingest import Ingestor
-    from bookrag.store import get_store
+    from bookrag.adapters.embedders import get_embedder
+    from bookrag.adapters.qdrant.store import get_store
+    from bookrag.ingestion.ingestor import Ingestor
 
     env = {"QDRANT_PATH": str(tmp_path_factory.mktemp("book-index") / "qdrant"), "EMBEDDING_PROVIDER": "local"}
     settings = load_settings(qdrant_path=env["QDRANT_PATH"], embedding_provider="local")
@@ -146,8 +146,8 @@ class AuthTables:
         """Store a new key's record the way an administrator would; return the plaintext key."""
         from dataclasses import replace
 
-        from bookrag.auth import mint_key
-        from bookrag.auth_dynamodb import record_item
+        from bookrag.auth.dynamodb import record_item
+        from bookrag.auth.guard import mint_key
 
         plaintext, record = mint_key(owner, rate_limit_per_minute=rate_limit)
         self.client.put_item(TableName=API_KEYS_TABLE, Item=record_item(replace(record, enabled=enabled)))
@@ -163,7 +163,7 @@ def auth_tables(monkeypatch: pytest.MonkeyPatch) -> Iterator[AuthTables]:
     import boto3
     from moto import mock_aws
 
-    from bookrag.auth_dynamodb import get_dynamodb_client
+    from bookrag.auth.dynamodb import get_dynamodb_client
 
     for name, value in {"AWS_DEFAULT_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "testing",
                         "AWS_SECRET_ACCESS_KEY": "testing", "AWS_SESSION_TOKEN": "testing"}.items():

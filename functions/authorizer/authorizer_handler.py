@@ -1,7 +1,7 @@
 """API Gateway HTTP API Lambda authorizer (payload 2.0, simple responses): verifies the X-API-Key header.
 
 Requests it denies never reach the retrieval or agent functions, so they cost no embedding or LLM call.
-It imports no FastAPI, Qdrant or Cohere: all logic is in `bookrag.auth`, state in DynamoDB.
+It imports no FastAPI, Qdrant or Cohere: all logic is in `bookrag.auth.guard`, state in DynamoDB.
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from typing import Any
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from bookrag.auth import authorize_http_api, get_guard
+from bookrag.auth.guard import authorize_http_api, get_guard
+from bookrag.config.settings import get_auth_settings
 from bookrag.observability import logger
-from bookrag.settings import get_auth_settings
 
 
 # log_event stays False: the event carries the key.

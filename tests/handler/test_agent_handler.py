@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from bookrag.agent import REFUSAL
+from bookrag.contracts.agent import REFUSAL
 from tests.handler.conftest import body_of
 
 
@@ -54,7 +54,7 @@ def test_invalid_queries_get_the_contract_envelope(agent_handler: Any, invoke: A
 
 
 def test_scheduled_warmup_builds_the_agent(agent_handler: Any, invoke: Any) -> None:
-    from bookrag.agent import get_agent
+    from bookrag.answering.agent import get_agent
 
     summary = invoke(agent_handler, "scheduled-warmup.json")
 
@@ -63,8 +63,8 @@ def test_scheduled_warmup_builds_the_agent(agent_handler: Any, invoke: Any) -> N
 
 
 def test_the_agent_is_built_once_per_container(agent_handler: Any, invoke: Any) -> None:
-    from bookrag.agent import get_agent
-    from bookrag.retrieval import get_retriever
+    from bookrag.answering.agent import get_agent
+    from bookrag.retrieval.retriever import get_retriever
 
     invoke(agent_handler, "answer-valid.json")
     agents, retrievers = get_agent.cache_info().misses, get_retriever.cache_info().misses

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from bookrag.auth import get_guard
-from bookrag.settings import get_auth_settings, get_settings
+from bookrag.auth.guard import get_guard
+from bookrag.config.settings import get_auth_settings, get_settings
 from tests.conftest import API_KEYS_TABLE, RATE_LIMIT_TABLE, ROOT, AuthTables, FakeClock, load_event
 from tests.handler.conftest import body_of
 from tests.integration.test_cohere_embedder import embed_reply
@@ -173,9 +173,9 @@ def secured(auth_tables: AuthTables, stub: Any, use_env: Callable[..., None], tm
 @pytest.fixture
 def ingested(secured: AuthTables, stub: Any, tmp_path: Path) -> Iterator[None]:
     """A one-page book in this test's own embedded store (closed afterwards: it holds a file lock)."""
-    from bookrag.embedders import get_embedder
-    from bookrag.ingest import Ingestor
-    from bookrag.store import get_qdrant_client, get_store
+    from bookrag.adapters.embedders import get_embedder
+    from bookrag.adapters.qdrant.store import get_qdrant_client, get_store
+    from bookrag.ingestion.ingestor import Ingestor
 
     settings = get_settings()
     docs = tmp_path / "docs"

@@ -12,8 +12,8 @@ from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bookrag.validation import normalize_query
-from bookrag.web.limits import MAX_BODY_BYTES
+from bookrag.domain.query import normalize_query
+from bookrag.web.middleware.body_limit import MAX_BODY_BYTES
 from tests.conftest import load_event
 from tests.handler.conftest import body_of
 

@@ -125,8 +125,8 @@ def test_scheduled_warmup_returns_health_and_builds_clients(retrieval_handler: A
 
 
 def test_clients_are_built_once_per_container(retrieval_handler: Any, invoke: Any) -> None:
-    from bookrag.embedders import get_embedder
-    from bookrag.store import get_qdrant_client
+    from bookrag.adapters.embedders import get_embedder
+    from bookrag.adapters.qdrant.store import get_qdrant_client
 
     invoke(retrieval_handler, "retrieve-valid.json")
     embedder_misses = get_embedder.cache_info().misses

@@ -15,8 +15,10 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from bookrag import errors, tools
-from bookrag.agent import REFUSAL, ErrorResponse, Response, error_response, get_agent
+from bookrag import errors
+from bookrag.answering.agent import get_agent
+from bookrag.answering.context import book_context
+from bookrag.contracts.agent import REFUSAL, ErrorResponse, Response, error_response
 from bookrag.web.app import create_app
 from tests.conftest import ROOT
 from tests.stubs import Reply
@@ -45,7 +47,7 @@ def test_in_book_question_is_answered_with_verified_citations(book_env: Any) -> 
     assert "ros__parameters" in response.answer
     markers = sorted({int(n) for n in re.findall(r"\[(\d+)\]", response.answer)})
     assert markers == list(range(1, len(response.sources) + 1))  # every source is cited, in order
-    _, hits = tools.book_context(get_agent(book_env).retriever, "How do I load parameters for a node from a YAML file?")
+    _, hits = book_context(get_agent(book_env).retriever, "How do I load parameters for a node from a YAML file?")
     assert {s.chunk_id for s in response.sources} <= {h.chunk_id for h in hits}  # cited = retrieved
     first = response.sources[0]
     assert first.chapter and first.section and first.source_url.startswith("http") and 0 <= first.score <= 1
@@ -85,7 +87,7 @@ def test_calibration_figures_on_the_agent_question_set(book_env: Any) -> None:
             refused += 1
             assert response.answer == REFUSAL
 
-    # THEN the figures documented in bookrag.answerers.extractive hold
+    # THEN the figures documented in bookrag.answering.answerers.extractive hold
     assert (answered, refused) == (12, 8)
     assert with_any >= 11 and with_all >= 9
 
@@ -217,7 +219,7 @@ def test_openapi_documents_the_answer_route(client: TestClient) -> None:
 def test_cli_ask(book_env: Any) -> None:
     from typer.testing import CliRunner
 
-    from bookrag.cli import app
+    from bookrag.devtools.cli import app
 
     result = CliRunner().invoke(app, ["ask", "Which QoS profile should a camera subscriber use?", "--json"])
 

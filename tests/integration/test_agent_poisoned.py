@@ -15,11 +15,12 @@ from typing import Any
 
 import pytest
 
-from bookrag.agent import REFUSAL, BookRAGAgent
-from bookrag.answerers import build_answerer
-from bookrag.answerers.base import SYSTEM_PROMPT
-from bookrag.retrieval import get_retriever
-from bookrag.settings import Settings, load_settings
+from bookrag.answering.agent import BookRAGAgent
+from bookrag.answering.answerers import build_answerer
+from bookrag.answering.answerers.base import SYSTEM_PROMPT
+from bookrag.config.settings import Settings, load_settings
+from bookrag.contracts.agent import REFUSAL
+from bookrag.retrieval.retriever import get_retriever
 from tests.stubs import Recorded, Reply, StubServer
 
 CANARY = "gm-CANARY-poison-71c3"  # planted in the book, and configured as a key
@@ -50,9 +51,9 @@ PROMPT_PASSAGE = "NEVER use external knowledge or make assumptions"
 
 @pytest.fixture(scope="module")
 def poisoned_book(tmp_path_factory: pytest.TempPathFactory) -> Settings:
-    from bookrag.embedders import get_embedder
-    from bookrag.ingest import Ingestor
-    from bookrag.store import get_store
+    from bookrag.adapters.embedders import get_embedder
+    from bookrag.adapters.qdrant.store import get_store
+    from bookrag.ingestion.ingestor import Ingestor
 
     root = tmp_path_factory.mktemp("poisoned")
     docs = root / "docs"

@@ -17,11 +17,12 @@ from typing import Any
 import pytest
 
 from bookrag import errors
-from bookrag.agent import REFUSAL, BookRAGAgent
-from bookrag.answerers import build_answerer
-from bookrag.answerers.base import SYSTEM_PROMPT
-from bookrag.retrieval import get_retriever
-from bookrag.settings import Settings, load_settings
+from bookrag.answering.agent import BookRAGAgent
+from bookrag.answering.answerers import build_answerer
+from bookrag.answering.answerers.base import SYSTEM_PROMPT
+from bookrag.config.settings import Settings, load_settings
+from bookrag.contracts.agent import REFUSAL
+from bookrag.retrieval.retriever import get_retriever
 from tests.stubs import Recorded, Reply, StubServer
 
 KEY = "llm-canary-3e9d0b7a"
@@ -237,7 +238,7 @@ def test_unreadable_or_failed_replies_are_retried_once(chat: Any, stub: StubServ
 
 
 def test_one_http_client_per_container(chat: Any, stub: StubServer) -> None:
-    from bookrag.answerers.chat_completions import get_http_client
+    from bookrag.answering.answerers.chat_completions import get_http_client
 
     _, make, path = chat
     stub.on(path, answer_citing())
@@ -336,8 +337,8 @@ def test_cohere_failures(cohere_agent: Callable[..., BookRAGAgent], stub: StubSe
                                                           (0.2, "No time left")])
 def test_a_model_requested_search_never_outlives_the_deadline(book_env: Settings, stub: StubServer,
                                                               left_after_reserve: float, told: str) -> None:
-    from bookrag.answerers.base import Deadline
-    from bookrag.answerers.chat_completions import FINAL_ANSWER_RESERVE_S, ChatCompletionsAnswerer
+    from bookrag.answering.answerers.base import Deadline
+    from bookrag.answering.answerers.chat_completions import FINAL_ANSWER_RESERVE_S, ChatCompletionsAnswerer
 
     # GIVEN a model that asks for a search, a search that never returns, and little time left
     stub.on(OPENAI_PATH, Reply(200, completion(None, [tool_call("more")])), answer_citing("S1"))

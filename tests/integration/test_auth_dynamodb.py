@@ -1,4 +1,4 @@
-"""The DynamoDB adapters of bookrag.auth against moto: atomic counters, TTL, cached records, failure modes."""
+"""The DynamoDB adapters of bookrag.auth.guard against moto: atomic counters, TTL, cached records, failure modes."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from bookrag.auth import Guard, key_id_of
-from bookrag.auth_dynamodb import DynamoDBCounter, DynamoDBKeyStore, get_dynamodb_client
+from bookrag.auth.dynamodb import DynamoDBCounter, DynamoDBKeyStore, get_dynamodb_client
+from bookrag.auth.guard import Guard, key_id_of
 from bookrag.errors import AuthUnavailableError, BookRAGError, InvalidApiKeyError, RateLimitedError
 from tests.conftest import API_KEYS_TABLE, RATE_LIMIT_TABLE, AuthTables, FakeClock
 

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from bookrag.auth import get_guard, mint_key
-from bookrag.settings import get_settings
+from bookrag.auth.guard import get_guard, mint_key
+from bookrag.config.settings import get_settings
 from bookrag.web.app import create_app
 from tests.conftest import FakeClock
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from bookrag import errors
-from bookrag.embedders.cohere import CohereEmbedder
+from bookrag.adapters.embedders.cohere import CohereEmbedder
 from tests.stubs import Recorded, Reply, closed_port
 
 KEY = "co-canary-4f1c9b"

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from bookrag.evaluation import evaluate_files, load_questions, run_evaluation
-from bookrag.retrieval import get_retriever
-from bookrag.settings import Settings, load_settings
+from bookrag.config.settings import Settings, load_settings
+from bookrag.devtools.evaluation import evaluate_files, load_questions, run_evaluation
+from bookrag.retrieval.retriever import get_retriever
 from tests.conftest import CORPUS, ROOT, SAMPLE_DOCS
 
 SAMPLE_SET = ROOT / "eval" / "sample-book.jsonl"
@@ -49,7 +49,7 @@ def test_modes_on_the_sample_book(book_env: Settings, tmp_path: Path) -> None:
 def test_cli_prints_a_table_and_writes_json(book_env: Settings, tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
-    from bookrag.cli import app
+    from bookrag.devtools.cli import app
 
     out = tmp_path / "report.json"
     questions = subset(SAMPLE_SET, tmp_path, keep=3)
@@ -67,7 +67,7 @@ def test_cli_prints_a_table_and_writes_json(book_env: Settings, tmp_path: Path) 
 def test_cli_refuses_an_unknown_mode(book_env: Settings, tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
-    from bookrag.cli import app
+    from bookrag.devtools.cli import app
 
     result = CliRunner().invoke(app, ["eval", str(subset(SAMPLE_SET, tmp_path, keep=1)), "--modes", "colbert"])
 

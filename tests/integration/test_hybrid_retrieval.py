@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from bookrag.embedders import get_embedder
-from bookrag.ingest import Ingestor
-from bookrag.models import SearchHit
-from bookrag.retrieval import Retriever, SearchOptions, get_retriever
-from bookrag.settings import load_settings
-from bookrag.store import Filters, get_store
+from bookrag.adapters.embedders import get_embedder
+from bookrag.adapters.qdrant.store import get_store
+from bookrag.config.settings import load_settings
+from bookrag.domain.models import Filters, SearchHit
+from bookrag.ingestion.ingestor import Ingestor
+from bookrag.retrieval.retriever import Retriever, SearchOptions, get_retriever
 
 BOOK = {
     "perception/localization.md": """

@@ -20,11 +20,11 @@ from typing import Any
 import pytest
 
 from bookrag import errors
-from bookrag.embedders import get_embedder
-from bookrag.ingest import Ingestor
-from bookrag.retrieval import Retriever, SearchOptions
-from bookrag.settings import Settings
-from bookrag.store import VectorStore
+from bookrag.adapters.embedders import get_embedder
+from bookrag.adapters.qdrant.store import VectorStore
+from bookrag.config.settings import Settings
+from bookrag.ingestion.ingestor import Ingestor
+from bookrag.retrieval.retriever import Retriever, SearchOptions
 from tests.stubs import Recorded, Reply, StubServer
 
 DIM = 384  # embed-english-light-v3.0: smaller vectors, a faster embedded store

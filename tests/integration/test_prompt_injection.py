@@ -35,14 +35,15 @@ from urllib.parse import quote, unquote_plus
 
 import pytest
 
-from bookrag import tools
-from bookrag.agent import REFUSAL, Response, get_agent
-from bookrag.answerers.base import neutralise
-from bookrag.embedders import get_embedder
-from bookrag.ingest import Ingestor
-from bookrag.retrieval import get_retriever
-from bookrag.settings import Settings, load_settings
-from bookrag.store import get_qdrant_client, get_store
+from bookrag.adapters.embedders import get_embedder
+from bookrag.adapters.qdrant.store import get_qdrant_client, get_store
+from bookrag.answering.agent import get_agent
+from bookrag.answering.answerers.base import neutralise
+from bookrag.answering.context import book_context
+from bookrag.config.settings import Settings, load_settings
+from bookrag.contracts.agent import REFUSAL, Response
+from bookrag.ingestion.ingestor import Ingestor
+from bookrag.retrieval.retriever import get_retriever
 from tests.conftest import _OUR_VARS
 from tests.stubs import Recorded, Reply, StubServer
 
@@ -450,7 +451,7 @@ def store_chunks(settings: Settings) -> dict[str, str]:
 
 
 def run_extractive(settings: Settings, question: str) -> tuple[Response, set[str]]:
-    retrieved = {h.chunk_id for h in tools.book_context(get_retriever(settings), question)[1]}
+    retrieved = {h.chunk_id for h in book_context(get_retriever(settings), question)[1]}
     return get_agent(settings).run(question), retrieved
 
 
@@ -490,7 +491,7 @@ def check_llm_run(settings: Settings, response: Response, bodies: list[dict[str,
 
 @pytest.mark.parametrize("case", DIRECT, ids=[c.id for c in DIRECT])
 def test_direct_injection_extractive(extractive: Settings, case: Case) -> None:
-    from bookrag.answerers.base import SYSTEM_PROMPT
+    from bookrag.answering.answerers.base import SYSTEM_PROMPT
 
     response, retrieved = run_extractive(extractive, case.payload)
 
@@ -520,7 +521,7 @@ def _poisoned_chunk(chunks: dict[str, str], case: Case) -> str:
 
 @pytest.mark.parametrize("case", INDIRECT, ids=[c.id for c in INDIRECT])
 def test_indirect_injection_extractive(extractive: Settings, case: Case) -> None:
-    from bookrag.answerers.base import SYSTEM_PROMPT
+    from bookrag.answering.answerers.base import SYSTEM_PROMPT
 
     chunks = store_chunks(extractive)
 

@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from bookrag.embedders import get_embedder
-from bookrag.rerank import CohereReranker
-from bookrag.retrieval import Retriever, SearchOptions
-from bookrag.settings import Settings, load_settings
-from bookrag.store import get_store
+from bookrag.adapters.embedders import get_embedder
+from bookrag.adapters.qdrant.store import get_store
+from bookrag.config.settings import Settings, load_settings
+from bookrag.retrieval.rerank import CohereReranker
+from bookrag.retrieval.retriever import Retriever, SearchOptions
 from tests.stubs import Recorded, Reply
 
 KEY = "co-canary-7d2e01"
@@ -109,7 +109,7 @@ def test_long_retry_after_and_timeouts_are_not_retried(retriever: Retriever, stu
 
 
 def test_reranking_is_off_unless_configured(book_env: Settings) -> None:
-    from bookrag.retrieval import get_retriever
+    from bookrag.retrieval.retriever import get_retriever
 
     assert get_retriever(book_env).reranker is None
 

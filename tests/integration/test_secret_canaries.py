@@ -72,8 +72,8 @@ def _exception_texts(exc: BaseException) -> str:
 @pytest.mark.parametrize("fault", FAULT_NAMES)
 def test_no_canary_leaks_from_any_error_path(fault: str, upstream: str, everything_logged: pytest.LogCaptureFixture,
                                              capfd: pytest.CaptureFixture[str], upstreams: Any) -> None:
-    from bookrag.retrieval import get_retriever
-    from bookrag.settings import get_settings
+    from bookrag.config.settings import get_settings
+    from bookrag.retrieval.retriever import get_retriever
     from bookrag.web.app import get_app
 
     # GIVEN canary keys and one upstream failing this way
@@ -109,8 +109,8 @@ def test_no_canary_leaks_from_any_error_path(fault: str, upstream: str, everythi
 
 def test_the_canaries_did_reach_the_upstreams(upstreams: Any) -> None:
     """The search above would pass vacuously if the keys were never sent: they are, in headers only."""
-    from bookrag.retrieval import get_retriever
-    from bookrag.settings import get_settings
+    from bookrag.config.settings import get_settings
+    from bookrag.retrieval.retriever import get_retriever
 
     cohere, qdrant, _ = upstreams
     cohere.on("/v2/embed", cohere_embed)

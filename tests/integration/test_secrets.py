@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from bookrag.config.settings import get_settings
 from bookrag.errors import ConfigError
-from bookrag.settings import get_settings
 
 COHERE_SECRET = "co-canary-sm-0b5e"
 QDRANT_SECRET = "qd-canary-sm-77aa"
@@ -150,7 +150,7 @@ def test_within_the_max_age_the_settings_are_not_read_again(aws: dict[str, Any],
 
 
 def test_an_unchanged_re_read_keeps_the_cached_clients(aws: dict[str, Any], use_env: Callable[..., None]) -> None:
-    from bookrag.retrieval import get_retriever
+    from bookrag.retrieval.retriever import get_retriever
 
     aws["secretsmanager"].create_secret(Name="bookrag/cohere-api-key", SecretString=COHERE_SECRET)
     use_env(EMBEDDING_PROVIDER="cohere", COHERE_API_KEY_SECRET_NAME="bookrag/cohere-api-key", SECRETS_MAX_AGE_S="0")
@@ -202,7 +202,7 @@ def test_no_secret_fetch_logs_the_secret_even_at_debug(aws: dict[str, Any], use_
 def test_boto3_is_not_imported_without_a_secret_name(tmp_path: Any) -> None:
     # A cold start configured by value (or local) must not pay for boto3.
     code = ("import sys\n"
-            "from bookrag.settings import get_settings\n"
+            "from bookrag.config.settings import get_settings\n"
             "from bookrag.web.app import get_app\n"
             "get_settings(); get_app('all')\n"
             "sys.exit(1 if 'boto3' in sys.modules else 0)\n")

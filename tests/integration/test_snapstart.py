@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 
-from bookrag import lambda_runtime
-from bookrag.embedders import get_embedder
-from bookrag.retrieval import get_retriever
-from bookrag.store import get_qdrant_client
+from bookrag.adapters.embedders import get_embedder
+from bookrag.adapters.qdrant.store import get_qdrant_client
+from bookrag.retrieval.retriever import get_retriever
+from bookrag.runtime import lambda_entry as lambda_runtime
 from tests.conftest import ROOT
 from tests.stubs import closed_port
 
@@ -62,12 +62,12 @@ RESTORE_WITH_REMOTE_CLIENTS = textwrap.dedent("""
     fake.register_before_snapshot = lambda fn, *a, **k: fake.before.append(fn) or fn
     sys.modules["snapshot_restore_py"] = fake
 
-    from bookrag import lambda_runtime
-    from bookrag.cohere_client import get_cohere_client
-    from bookrag.embedders import get_embedder
-    from bookrag.retrieval import get_retriever
-    from bookrag.settings import get_settings
-    from bookrag.store import get_qdrant_client
+    from bookrag.runtime import lambda_entry as lambda_runtime
+    from bookrag.adapters.cohere import get_cohere_client
+    from bookrag.adapters.embedders import get_embedder
+    from bookrag.retrieval.retriever import get_retriever
+    from bookrag.config.settings import get_settings
+    from bookrag.adapters.qdrant.store import get_qdrant_client
 
     lambda_runtime.install_snapstart_hooks("retrieval")
     s = get_settings()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bookrag.store import VectorStore, get_qdrant_client
+from bookrag.adapters.qdrant.store import VectorStore, get_qdrant_client
 
 
 def test_settings_naming_the_same_folder_share_its_client(make_settings: Any) -> None:

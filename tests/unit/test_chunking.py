@@ -1,4 +1,4 @@
-"""Unit tests for bookrag.chunking: Docusaurus parsing, routes, MDX cleanup and the chunker."""
+"""Unit tests for bookrag.ingestion.chunker: Docusaurus parsing, routes, MDX cleanup and the chunker."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bookrag.chunking import (
+from bookrag.errors import DocumentError
+from bookrag.ingestion.chunker import (
     ChunkDraft,
     ParsedDocument,
     approx_token_count,
@@ -18,7 +19,6 @@ from bookrag.chunking import (
     heading_anchor,
     parse_document,
 )
-from bookrag.errors import DocumentError
 
 # --- helpers ------------------------------------------------------------------------------------
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bookrag.retrieval import diversify, monotone_scores
-from bookrag.store import StoredHit
+from bookrag.domain.models import StoredHit
+from bookrag.retrieval.ranking import diversify, monotone_scores
 
 
 def hit(n: int, file: str, section: str, cosine: float = 0.5) -> StoredHit:

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bookrag.agent import Ledger, verify_citations
-from bookrag.answerers.base import (
+from bookrag.answering.answerers.base import (
     REFUSAL,
     SYSTEM_PROMPT,
     Deadline,
@@ -16,10 +15,11 @@ from bookrag.answerers.base import (
     render_documents,
     run_within,
 )
-from bookrag.answerers.extractive import named_terms
-from bookrag.answerers.sentences import extract_units, split_sentences
+from bookrag.answering.answerers.extractive import named_terms
+from bookrag.answering.citations import Ledger, verify_citations
+from bookrag.domain.models import SearchHit
 from bookrag.errors import AnswerTimeoutError
-from bookrag.models import SearchHit
+from bookrag.text.sentences import extract_units, split_sentences
 
 CHUNK = """Costmaps
 

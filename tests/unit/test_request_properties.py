@@ -18,10 +18,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, ValidationError
 
+from bookrag.contracts.schemas import BookContentRequest, BookContextRequest, PerformRetrievalRequest, RetrieveRequest
+from bookrag.domain.query import normalize_query
 from bookrag.errors import InvalidInputError
-from bookrag.pipeline import MAX_QUERY_CHARS, MAX_TOP_K, _check, retrieve_chunks
-from bookrag.validation import normalize_query
-from bookrag.web.schemas import BookContentRequest, BookContextRequest, PerformRetrievalRequest, RetrieveRequest
+from bookrag.services.python_api import MAX_QUERY_CHARS, MAX_TOP_K, _check, retrieve_chunks
 
 EXAMPLES = settings(max_examples=100, deadline=None, derandomize=True, database=None)
 

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bookrag.errors import InvalidInputError
-from bookrag.evaluation import (
+from bookrag.devtools.evaluation import (
     Question,
     evidence,
     hit_at,
@@ -17,6 +16,7 @@ from bookrag.evaluation import (
     reciprocal_rank,
     roc_auc,
 )
+from bookrag.errors import InvalidInputError
 
 FACTUAL = Question("q", ("a.md", "quiz.md"), ("pid", "integral"), "factual")
 MULTI = Question("q", ("a.md", "b.md"), (), "multi")

@@ -4,8 +4,8 @@ from typing import Any
 
 import pytest
 
+from bookrag.config.settings import get_settings, load_settings
 from bookrag.errors import ConfigError
-from bookrag.settings import get_settings, load_settings
 
 
 def test_defaults_are_offline() -> None:

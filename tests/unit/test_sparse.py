@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from bookrag.sparse import BM25Encoder, term_id, tokenize
+from bookrag.text.bm25 import BM25Encoder, term_id, tokenize
 
 
 def test_tokenize_stems_and_drops_stop_words() -> None:

@@ -8,10 +8,10 @@ from typing import Any, Literal
 from fastapi import FastAPI
 
 from bookrag import __version__
+from bookrag.contracts.schemas import ErrorBody, HealthResponse
 from bookrag.web import errors as web_errors
-from bookrag.web.auth import ApiKeyAuth
-from bookrag.web.limits import BodySizeLimit
-from bookrag.web.schemas import ErrorBody, HealthResponse
+from bookrag.web.middleware.api_key import ApiKeyAuth
+from bookrag.web.middleware.body_limit import BodySizeLimit
 
 AppKind = Literal["retrieval", "agent", "all"]
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
@@ -36,16 +36,16 @@ def create_app(kind: AppKind = "all") -> FastAPI:
 
     @app.get("/api/health", response_model=HealthResponse, tags=["ops"])
     def get_health() -> dict[str, Any]:
-        from bookrag.health import health
+        from bookrag.services.health import health
 
         return health()
 
     if kind in ("retrieval", "all"):
-        from bookrag.web.routes_retrieval import router as retrieval_router
+        from bookrag.web.routes.retrieval import router as retrieval_router
 
         app.include_router(retrieval_router)
     if kind in ("agent", "all"):
-        from bookrag.web.routes_agent import router as agent_router
+        from bookrag.web.routes.agent import router as agent_router
 
         app.include_router(agent_router)
     return app

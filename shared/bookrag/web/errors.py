@@ -52,7 +52,7 @@ def error_response(request_path: str, exc: errors.BookRAGError) -> JSONResponse:
                             "recoverable": exc.recoverable}
     if request_path.startswith("/api/answer"):
         # Imported here: the retrieval function never serves /api/answer and should not load the agent.
-        from bookrag.agent import agent_error_fields  # the agent contract's error table lives with the agent
+        from bookrag.contracts.agent import agent_error_fields  # the agent contract's error table lives with the agent
 
         body.update(agent_error_fields(exc))
     headers = {}

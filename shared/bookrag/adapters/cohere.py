@@ -1,0 +1,107 @@
+"""The Cohere SDK behind one cached factory, and the one translation of its errors into ours.
+
+The SDK's defaults (300 s timeout, 2 retries honouring Retry-After up to 60 s) would outlive API
+Gateway's 30 s, so the client is built with an explicit timeout and no SDK retries; callers wrap
+calls in `bookrag.adapters.retrying` policies that bound both the attempts and the waits.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import time
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+from bookrag import errors
+
+if TYPE_CHECKING:
+    import cohere
+
+    from bookrag.config.settings import Settings
+
+
+@lru_cache(maxsize=4)
+def get_cohere_client(settings: Settings, timeout_s: float) -> cohere.ClientV2:
+    """One client (and so one connection pool) per container and timeout."""
+    import cohere  # imported here: a warm-up or local-embedder container never pays for it
+
+    if settings.cohere_api_key is None:
+        raise errors.ConfigError("COHERE_API_KEY is not set")
+    return cohere.ClientV2(
+        api_key=settings.cohere_api_key.get_secret_value(),
+        base_url=settings.cohere_base_url,
+        timeout=timeout_s,
+        max_retries=0,
+        client_name="bookrag",
+        log_warning_experimental_features=False,
+    )
+
+
+def retry_after_seconds(headers: dict[str, str] | None) -> float | None:
+    """Parse Retry-After (seconds or HTTP date); None when absent or unreadable."""
+    if not headers:
+        return None
+    lowered = {k.lower(): v for k, v in headers.items()}
+    value = lowered.get("retry-after")
+    if value is None:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    parsed = email.utils.parsedate_to_datetime(value) if value else None
+    if parsed is None:
+        return None
+    return max(0.0, parsed.timestamp() - time.time())
+
+
+_FAMILIES: dict[str, dict[str, type[errors.BookRAGError]]] = {
+    "embedding": {
+        "auth": errors.EmbeddingAuthError,
+        "rate": errors.EmbeddingRateLimitError,
+        "timeout": errors.EmbeddingTimeoutError,
+        "unavailable": errors.EmbeddingUnavailableError,
+        "other": errors.EmbeddingError,
+    },
+    "answer": {
+        "auth": errors.AnswerAuthError,
+        "rate": errors.AnswerRateLimitError,
+        "timeout": errors.AnswerTimeoutError,
+        "unavailable": errors.AnswerUnavailableError,
+        "other": errors.AnswerError,
+    },
+}
+
+
+def translate_http_error(exc: BaseException, family: str, status: int | None = None,
+                         headers: dict[str, str] | None = None) -> errors.BookRAGError:
+    """Map a transport failure or an HTTP status to our error of `family` ("embedding" or "answer").
+
+    Shared by every HTTP-backed adapter (Cohere, Gemini, OpenAI-compatible) so that a 429 means the
+    same thing everywhere. The returned error's message is generic: SDK texts carry URLs and bodies.
+    """
+    import httpx
+
+    kinds = _FAMILIES[family]
+    if isinstance(exc, httpx.TimeoutException):
+        return kinds["timeout"]()
+    if isinstance(exc, httpx.TransportError):
+        return kinds["unavailable"]()
+    if status in (401, 403, 498):
+        return kinds["auth"]()
+    if status == 429:
+        rate_cls: Any = kinds["rate"]
+        error: errors.BookRAGError = rate_cls()
+        error.retry_after = retry_after_seconds(headers)  # type: ignore[attr-defined]
+        return error
+    if status is not None and (status >= 500 or 200 <= status < 300):
+        # 2xx here means the body could not be read: a broken upstream, worth a retry.
+        return kinds["unavailable"]()
+    return kinds["other"]()
+
+
+def translate_cohere_error(exc: BaseException, family: str) -> errors.BookRAGError:
+    from cohere.core.api_error import ApiError
+
+    if isinstance(exc, ApiError):
+        return translate_http_error(exc, family, exc.status_code, exc.headers)
+    return translate_http_error(exc, family)

@@ -1,0 +1,65 @@
+"""Embedder factory: one embedder per container, with a bounded LRU cache of query vectors."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+from bookrag.adapters.embedders.base import Embedder
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from bookrag.config.settings import Settings
+
+__all__ = ["CachedEmbedder", "Embedder", "get_embedder"]
+
+_APPROX_TOKEN = re.compile(r"\w+|[^\w\s]")
+
+
+class CachedEmbedder:
+    """Wraps an embedder; repeated queries in a warm container skip the model or the paid API call."""
+
+    def __init__(self, inner: Embedder, cache_size: int) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.dimension = inner.dimension
+        self._cached = lru_cache(maxsize=cache_size)(self._embed_query_readonly)
+
+    def _embed_query_readonly(self, text: str) -> np.ndarray:
+        vector = self.inner.embed_query(text)
+        vector.setflags(write=False)  # shared between callers: nobody may mutate it
+        return vector
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        return self.inner.embed_documents(texts)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._cached(text)
+
+    def count_tokens(self, text: str) -> int:
+        counter = getattr(self.inner, "count_tokens", None)
+        if counter is not None:
+            return int(counter(text))
+        # Remote models tokenise on their side; word pieces run ~1.3 per word token here.
+        return int(len(_APPROX_TOKEN.findall(text)) * 1.3)
+
+    def cache_info(self) -> object:
+        return self._cached.cache_info()
+
+
+@lru_cache(maxsize=4)
+def get_embedder(settings: Settings) -> CachedEmbedder:
+    """Build the configured embedder once per container (and per settings, for tests)."""
+    inner: Embedder
+    if settings.resolved_embedding_provider == "cohere":
+        from bookrag.adapters.embedders.cohere import CohereEmbedder
+
+        inner = CohereEmbedder(settings)
+    else:
+        from bookrag.adapters.embedders.local import LocalEmbedder
+
+        inner = LocalEmbedder()
+    return CachedEmbedder(inner, settings.query_cache_size)

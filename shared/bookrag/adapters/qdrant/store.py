@@ -1,0 +1,355 @@
+"""The vector store port and its one adapter, over qdrant-client.
+
+The same code serves Qdrant's embedded local mode (a folder, `QDRANT_PATH`) and a remote Qdrant or
+Qdrant Cloud (`QDRANT_URL`). qdrant-client is imported lazily: it costs ~0.7 s, which a health check
+must not pay. Every client error becomes one of our `StoreError`s here; `str()` of qdrant-client's
+errors carries URLs and bodies, so it is never passed on.
+"""
+
+from __future__ import annotations
+
+import atexit
+import math
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from functools import cache, lru_cache, partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+import numpy as np
+
+from bookrag import errors
+from bookrag.adapters.retrying import call_with_retries
+from bookrag.domain.models import PAYLOAD_FIELDS as _ALL_FIELDS
+from bookrag.domain.models import Filters, PointRecord, SparseVector, StoredHit
+
+if TYPE_CHECKING:
+    from qdrant_client import QdrantClient
+    from qdrant_client import models as qm
+
+    from bookrag.config.settings import Settings
+
+T = TypeVar("T")
+DENSE = "dense"
+SPARSE = "bm25"
+SearchMode = Literal["hybrid", "dense", "sparse"]
+Fusion = Literal["rrf", "dbsf"]
+
+
+
+
+
+
+
+
+@lru_cache(maxsize=8)
+def get_qdrant_client(settings: Settings) -> QdrantClient:
+    """One client per container: its connection pool (or the embedded store's lock) is reused."""
+    from bookrag.adapters.qdrant.lazy_imports import import_qdrant_client
+
+    import_qdrant_client()  # without its eager pydantic model rebuild: ~0.25 s off a cold start
+    from qdrant_client import QdrantClient
+
+    url = settings.qdrant_remote_url
+    if url:
+        return QdrantClient(
+            url=url,
+            api_key=settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None,
+            timeout=max(1, math.ceil(settings.qdrant_timeout_s)),
+            # The version check is an extra network round trip (and a thread) on every cold start.
+            check_compatibility=False,
+            prefer_grpc=False,
+        )
+    settings.qdrant_path.mkdir(parents=True, exist_ok=True)
+    return _embedded_client(settings.qdrant_path.resolve())
+
+
+@cache
+def _embedded_client(path: Path) -> QdrantClient:
+    """One client per folder for the whole process, whatever the settings that name it.
+
+    The first client locks the folder until it is closed, and `atexit` keeps it open: a second client
+    for the same folder (settings that differ elsewhere, or an entry evicted from the cache above)
+    would fail with "already accessed by another instance".
+    """
+    from qdrant_client import QdrantClient
+
+    client = QdrantClient(path=str(path))
+    # Close the embedded store before interpreter teardown, when its __del__ can no longer import.
+    atexit.register(client.close)
+    return client
+
+
+def translate_qdrant_error(exc: BaseException) -> errors.BookRAGError:
+    """Map qdrant-client and transport failures to our errors, with generic messages only."""
+    import json
+
+    import httpx
+    from pydantic import ValidationError
+    from qdrant_client.common.client_exceptions import QdrantException, ResourceExhaustedResponse
+    from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
+
+    if isinstance(exc, errors.BookRAGError):
+        return exc
+    if isinstance(exc, ResponseHandlingException):
+        exc = exc.source
+    if isinstance(exc, ResourceExhaustedResponse):  # a 429 with a Retry-After
+        limited = errors.StoreRateLimitError()
+        limited.retry_after = float(exc.retry_after_s)
+        return limited
+    if isinstance(exc, QdrantException):  # the client raises it bare for a 429 with an unreadable Retry-After
+        return errors.StoreRateLimitError()
+    if isinstance(exc, ValidationError | json.JSONDecodeError):  # a 2xx body that is not Qdrant's: a broken upstream
+        return errors.StoreUnavailableError()
+    if isinstance(exc, httpx.TimeoutException | TimeoutError):
+        return errors.StoreTimeoutError()
+    if isinstance(exc, httpx.TransportError | ConnectionError | OSError):
+        return errors.StoreConnectionError()
+    if isinstance(exc, UnexpectedResponse):
+        if exc.status_code in (401, 403):
+            return errors.StoreAuthError()
+        if exc.status_code == 404:
+            return errors.CollectionMissingError()
+        if exc.status_code == 429:
+            return errors.StoreRateLimitError()
+        if exc.status_code is not None and exc.status_code >= 500:
+            return errors.StoreUnavailableError()
+        return errors.StoreError()
+    if isinstance(exc, ValueError) and "not found" in str(exc).lower():
+        # The embedded mode signals a missing collection with a ValueError.
+        return errors.CollectionMissingError()
+    return errors.StoreError()
+
+
+class VectorStore:
+    """Reads and writes chunks of one collection. Thread-safe for concurrent reads."""
+
+    def __init__(self, settings: Settings, client: QdrantClient | None = None) -> None:
+        self.settings = settings
+        self.collection = settings.qdrant_collection
+        self._client = client
+        self._checked: tuple[str, int] | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def client(self) -> QdrantClient:
+        if self._client is None:
+            try:
+                self._client = get_qdrant_client(self.settings)
+            except errors.BookRAGError:
+                raise
+            except Exception as exc:
+                if "already accessed" in str(exc):
+                    raise errors.StoreConnectionError(
+                        "The embedded book index is open in another process (stop `bookrag serve` first)"
+                    ) from None
+                raise translate_qdrant_error(exc) from None
+        return self._client
+
+    # -- calls ------------------------------------------------------------------------------
+
+    def _read(self, fn: Callable[[], T]) -> T:
+        """Reads get one retry on a dropped connection (an idle keep-alive reset by a proxy)."""
+
+        def attempt() -> T:
+            try:
+                return fn()
+            except Exception as exc:
+                raise translate_qdrant_error(exc) from None
+
+        return call_with_retries(attempt, attempts=2, max_wait=0.2, retry_timeouts=False)
+
+    def _write(self, fn: Callable[[], T]) -> T:
+        try:
+            return fn()
+        except Exception as exc:
+            raise translate_qdrant_error(exc) from None
+
+    # -- collection -----------------------------------------------------------------------
+
+    def exists(self) -> bool:
+        return self._read(lambda: self.client.collection_exists(self.collection))
+
+    def describe(self) -> dict[str, Any]:
+        """Embedder name, dimension and point count, or raise `CollectionMissingError`."""
+        if not self.exists():
+            raise errors.CollectionMissingError()
+        info = self._read(lambda: self.client.get_collection(self.collection))
+        meta = info.config.metadata or {}
+        vectors = info.config.params.vectors
+        dense = vectors.get(DENSE) if isinstance(vectors, dict) else None
+        return {
+            "embedder": meta.get("embedder"),
+            "dimension": dense.size if dense else None,
+            "points": info.points_count or 0,
+        }
+
+    def check_embedder(self, embedder_name: str, dimension: int) -> None:
+        """Refuse to search a collection built by another embedder: its scores would be garbage."""
+        if self._checked == (embedder_name, dimension):
+            return
+        with self._lock:
+            described = self.describe()
+            if described["embedder"] != embedder_name or described["dimension"] != dimension:
+                raise errors.EmbedderMismatchError(
+                    f"The book index was built with {described['embedder']} ({described['dimension']} "
+                    f"dimensions) but the service is configured for {embedder_name} ({dimension}); "
+                    "re-ingest the book or change EMBEDDING_PROVIDER"
+                )
+            self._checked = (embedder_name, dimension)
+
+    def ensure_collection(self, embedder_name: str, dimension: int) -> bool:
+        """Create the collection if missing; return True when it was created."""
+        from qdrant_client import models as qm
+
+        if self.exists():
+            self.check_embedder(embedder_name, dimension)
+            return False
+        self._write(lambda: self.client.create_collection(
+            self.collection,
+            vectors_config={DENSE: qm.VectorParams(size=dimension, distance=qm.Distance.COSINE)},
+            sparse_vectors_config={SPARSE: qm.SparseVectorParams(modifier=qm.Modifier.IDF)},
+            metadata={"embedder": embedder_name, "dimension": dimension},
+        ))
+        if self.settings.qdrant_remote_url is None:
+            return True  # the embedded mode scans payloads and has no use for (and warns about) indexes
+        for name, schema in (("source_file", qm.PayloadSchemaType.KEYWORD),
+                             ("module_name", qm.PayloadSchemaType.KEYWORD),
+                             ("chunk_index", qm.PayloadSchemaType.INTEGER)):
+            self._write(partial(self.client.create_payload_index, self.collection, name, schema))
+        self._checked = (embedder_name, dimension)
+        return True
+
+    # -- writes -----------------------------------------------------------------------------
+
+    def upsert(self, records: Sequence[PointRecord], batch_size: int = 128) -> None:
+        from qdrant_client import models as qm
+
+        for start in range(0, len(records), batch_size):
+            points = [
+                qm.PointStruct(
+                    id=r.chunk_id,
+                    vector={DENSE: r.dense.tolist(),
+                            SPARSE: qm.SparseVector(indices=r.sparse.indices, values=r.sparse.values)},
+                    payload=r.payload,
+                )
+                for r in records[start : start + batch_size]
+            ]
+            self._write(partial(self.client.upsert, self.collection, points=points, wait=True))
+
+    def delete_file(self, source_file: str, *, from_index: int = 0) -> None:
+        """Delete a file's chunks whose `chunk_index >= from_index` (all of them by default)."""
+        from qdrant_client import models as qm
+
+        must: list[qm.Condition] = [qm.FieldCondition(key="source_file", match=qm.MatchValue(value=source_file))]
+        if from_index:
+            must.append(qm.FieldCondition(key="chunk_index", range=qm.Range(gte=from_index)))
+        self._write(lambda: self.client.delete(
+            self.collection, points_selector=qm.FilterSelector(filter=qm.Filter(must=must)), wait=True))
+
+    def set_page_number(self, source_file: str, page_number: int) -> None:
+        from qdrant_client import models as qm
+
+        flt = qm.Filter(must=[qm.FieldCondition(key="source_file", match=qm.MatchValue(value=source_file))])
+        self._write(lambda: self.client.set_payload(
+            self.collection, payload={"page_number": page_number}, points=flt, wait=True))
+
+    # -- reads ------------------------------------------------------------------------------
+
+    def scroll_payloads(self, fields: Sequence[str], flt: qm.Filter | None = None) -> Iterable[dict[str, Any]]:
+        offset = None
+        while True:
+            points, offset = self._read(partial(
+                self.client.scroll, self.collection, scroll_filter=flt, limit=512, offset=offset,
+                with_payload=list(fields),
+                with_vectors=False))
+            for point in points:
+                yield dict(point.payload or {})
+            if offset is None:
+                return
+
+    def manifest(self) -> dict[str, dict[str, Any]]:
+        """Per source file: its file hash, page number and chunk count, read from the stored payloads."""
+        files: dict[str, dict[str, Any]] = {}
+        for p in self.scroll_payloads(("source_file", "file_hash", "page_number", "total_chunks")):
+            entry = files.setdefault(str(p["source_file"]), {"file_hash": p.get("file_hash"),
+                                                             "page_number": p.get("page_number"),
+                                                             "total_chunks": p.get("total_chunks"),
+                                                             "stored": 0})
+            entry["stored"] += 1
+            if entry["file_hash"] != p.get("file_hash"):
+                entry["file_hash"] = None  # mixed versions: a previous ingest was cut short
+        return files
+
+    def fetch_chunks(self, source_file: str, indices: Sequence[int]) -> list[dict[str, Any]]:
+        from qdrant_client import models as qm
+
+        flt = qm.Filter(must=[
+            qm.FieldCondition(key="source_file", match=qm.MatchValue(value=source_file)),
+            qm.FieldCondition(key="chunk_index", match=qm.MatchAny(any=list(indices))),
+        ])
+        return sorted(self.scroll_payloads(_ALL_FIELDS, flt), key=lambda p: int(p["chunk_index"]))
+
+    def count(self) -> int:
+        return int(self._read(lambda: self.client.count(self.collection, exact=True)).count)
+
+    def search(self, dense: np.ndarray, sparse: SparseVector, *, mode: SearchMode, limit: int,
+               filters: Filters | None = None, rrf_k: int = 60, fusion: Fusion = "rrf") -> list[StoredHit]:
+        """Rank chunks by `mode`; every hit also carries its cosine similarity to `dense`.
+
+        Hybrid mode runs in Qdrant's Query API, one round trip: a dense and a BM25 prefetch of `limit`
+        candidates each, fused by reciprocal rank (`rrf`, constant `rrf_k`) or by distribution-based
+        score fusion (`dbsf`). Only Query API features are used, so the
+        embedded store and a Qdrant server answer alike. A query with no indexable term falls back to
+        dense. Filters apply inside each prefetch, before ranking, so a filtered search still returns up
+        to `limit` hits.
+        """
+        from qdrant_client import models as qm
+
+        flt = _to_filter(filters)
+        sparse_q = qm.SparseVector(indices=sparse.indices, values=sparse.values)
+        dense_q = dense.tolist()
+        if mode == "dense" or (mode == "hybrid" and not sparse.indices):
+            call = lambda: self.client.query_points(  # noqa: E731
+                self.collection, query=dense_q, using=DENSE, limit=limit, query_filter=flt,
+                with_payload=True, with_vectors=[DENSE])
+        elif mode == "sparse":
+            if not sparse.indices:
+                return []
+            call = lambda: self.client.query_points(  # noqa: E731
+                self.collection, query=sparse_q, using=SPARSE, limit=limit, query_filter=flt,
+                with_payload=True, with_vectors=[DENSE])
+        else:
+            fused: qm.Query = qm.RrfQuery(rrf=qm.Rrf(k=rrf_k)) if fusion == "rrf" \
+                else qm.FusionQuery(fusion=qm.Fusion.DBSF)
+            call = lambda: self.client.query_points(  # noqa: E731
+                self.collection,
+                prefetch=[qm.Prefetch(query=dense_q, using=DENSE, limit=limit, filter=flt),
+                          qm.Prefetch(query=sparse_q, using=SPARSE, limit=limit, filter=flt)],
+                query=fused, limit=limit, with_payload=True, with_vectors=[DENSE])
+        points = self._read(call).points
+        hits = []
+        for point in points:
+            vector = point.vector.get(DENSE) if isinstance(point.vector, dict) else None
+            cosine = float(np.dot(dense, np.asarray(vector, dtype=np.float32))) if vector is not None else 0.0
+            hits.append(StoredHit(chunk_id=str(point.id), rank_score=float(point.score),
+                                  cosine=min(1.0, max(0.0, cosine)), payload=dict(point.payload or {})))
+        return hits
+
+
+def _to_filter(filters: Filters | None) -> qm.Filter | None:
+    from qdrant_client import models as qm
+
+    if not filters:
+        return None
+    must: list[qm.Condition] = []
+    if filters.module_name:
+        must.append(qm.FieldCondition(key="module_name", match=qm.MatchValue(value=filters.module_name)))
+    if filters.source_file:
+        must.append(qm.FieldCondition(key="source_file", match=qm.MatchValue(value=filters.source_file)))
+    return qm.Filter(must=must)
+
+
+@lru_cache(maxsize=8)
+def get_store(settings: Settings) -> VectorStore:
+    return VectorStore(settings)

@@ -1,0 +1,195 @@
+"""BookRAGAgent: answers a question only from the book, with verified citations, or refuses.
+
+One request:
+1. The query is normalised and validated (`InvalidInputError`: INVALID_QUERY, INVALID_QUERY_LENGTH).
+2. The agent calls the `retrieve_book_context` tool itself (`answering.context.book_context`, the agent's
+   default threshold): retrieval always comes first, whatever the answerer.
+3. The configured answerer drafts an answer with `[S1]`-style markers (`bookrag.answering.answerers`); an LLM
+   may retrieve again through the same tool, within the request's deadline.
+4. Code, not the model, checks the draft: every cited chunk must be one this request retrieved; a
+   sentence whose markers all point elsewhere is dropped; an answer left citing nothing becomes a
+   refusal. The answer must not contain a configured secret or a passage of the system prompt.
+5. A refusal is exactly `REFUSAL`, with `refusal_reason` and the nearest sections as `sources`.
+
+Time: `AGENT_DEADLINE_S` (20 s) runs from the start of the request. The first retrieval is bounded
+by the retrieval path's own policy (a few hundred ms normally; about 21 s in its documented worst
+case: a hang plus a retry on each upstream). Everything after it is bounded by the deadline: each
+LLM call's timeout is capped by what is left (one retry at most, never waiting more than 1 s); a
+model-requested search gets what is left minus 5 s for the final answer and is abandoned past it;
+the extractive answerer's term lookups are abandoned at the deadline. A request therefore ends
+within about max(first retrieval, 20 s) + 1 s, under the function's 25 s timeout and API Gateway's
+30 s, whatever the upstreams do.
+
+Errors are raised as our typed errors (`bookrag.errors`); the web layer maps them, and
+`error_response(exc)` gives Python callers the contract's `ErrorResponse`.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+from pydantic import SecretStr
+
+from bookrag import errors
+from bookrag.answering.answerers import build_answerer
+from bookrag.answering.answerers.base import SYSTEM_PROMPT, Answerer, Deadline, Draft
+from bookrag.answering.citations import Ledger, verify_citations
+from bookrag.answering.context import book_context
+from bookrag.answering.deobfuscation import readings
+from bookrag.config.settings import get_settings
+from bookrag.contracts.agent import MESSAGES, REFUSAL, Response, Source
+from bookrag.domain.models import SearchHit
+from bookrag.domain.query import normalize_query
+from bookrag.observability import logger
+from bookrag.retrieval.retriever import Retriever, SearchOptions, get_retriever
+
+if TYPE_CHECKING:
+    from bookrag.config.settings import Settings
+
+__all__ = ["BookRAGAgent", "get_agent", "run_agent"]
+
+AGENT_DEADLINE_S = 20.0
+MAX_QUERY_CHARS = 1000
+NEAREST_SECTIONS = 3
+# Six words: the shortest rule line is seven. The refusal sentence and the book's title are left out
+# of the fingerprint, since legitimate answers contain them.
+_FINGERPRINT_WORDS = 6
+_NOT_SECRET = (REFUSAL, "Physical AI & Humanoid Robotics textbook")
+
+
+# --- the contract's shapes -------------------------------------------------------------------------
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+def validate_query(query: object) -> str:
+    """Normalised query; raises `InvalidInputError` (INVALID_QUERY or INVALID_QUERY_LENGTH)."""
+    if not isinstance(query, str):
+        raise errors.InvalidInputError(MESSAGES["InvalidQueryError"], code="INVALID_QUERY", field="query")
+    text = normalize_query(query)
+    if not text:
+        raise errors.InvalidInputError(MESSAGES["InvalidQueryError"], code="INVALID_QUERY", field="query")
+    if len(text) > MAX_QUERY_CHARS:
+        raise errors.InvalidInputError(f"Query must be at most {MAX_QUERY_CHARS} characters",
+                                       code="INVALID_QUERY_LENGTH", field="query")
+    return text
+
+
+# --- the agent -------------------------------------------------------------------------------------
+
+
+
+
+class BookRAGAgent:
+    """Thread-safe: per-request state lives in `run`; the retriever and answerer are shared."""
+
+    def __init__(self, settings: Settings, retriever: Retriever, answerer: Answerer) -> None:
+        self.settings = settings
+        self.retriever = retriever
+        self.answerer = answerer
+        self._secrets = _secret_values(settings)
+        prompt = SYSTEM_PROMPT
+        for phrase in _NOT_SECRET:
+            prompt = prompt.replace(phrase, " | ")
+        self._prompt_shingles = _shingles(prompt)
+
+    def run(self, query: str) -> Response:
+        """Raises `InvalidInputError`, `EmbeddingError`, store errors and `AnswerError` subclasses."""
+        question = validate_query(query)
+        deadline = Deadline(AGENT_DEADLINE_S)
+        ledger = Ledger()
+
+        def retrieve(text: str) -> list[SearchHit]:
+            return ledger.record(book_context(self.retriever, text)[1])
+
+        hits = retrieve(question)
+        if not hits:
+            return self._refusal("no_relevant_context", self._nearest(question))
+        draft = self.answerer.answer(question, hits, retrieve, deadline)
+        response = self._check(draft, ledger)
+        logger.debug("answered", extra={"answerer": self.answerer.name, "refused": response.is_refusal,
+                                       "refusal_reason": response.refusal_reason,
+                                       "sources": len(response.sources)})
+        return response
+
+    def _check(self, draft: Draft, ledger: Ledger) -> Response:
+        nearest = sorted(ledger.hits.values(), key=lambda h: h.score, reverse=True)
+        if self.leaks(draft.text):  # first: a leaking draft may also contain the refusal sentence
+            return self._refusal("unsafe_output", nearest)
+        if draft.refused:
+            return self._refusal(draft.reason or "model_refused", nearest)
+        text, cited = verify_citations(draft, ledger)
+        if not cited:
+            return self._refusal("uncited_answer", nearest)
+        return Response(answer=text, sources=[Source.from_hit(h) for h in cited], is_refusal=False,
+                        refusal_reason="")
+
+    def leaks(self, text: str) -> bool:
+        """True when `text` holds a configured secret or a passage of the system prompt, also encoded
+        (base64, hex, rot13, URL-encoded, reversed, spaced, zero-width or look-alike letters)."""
+        for view in readings(text):  # case-folded
+            squeezed = "".join(view.split())
+            if any(secret.casefold() in squeezed for secret in self._secrets):
+                return True
+            if _shingles(view) & self._prompt_shingles:
+                return True
+        return False
+
+    def _nearest(self, question: str) -> list[SearchHit]:
+        # Nothing cleared the threshold: show where the book comes closest, so the reader knows where to look.
+        return self.retriever.search(question, SearchOptions(top_k=NEAREST_SECTIONS * 2, min_score=0.0)).hits
+
+    def _refusal(self, reason: str, hits: list[SearchHit]) -> Response:
+        seen: set[tuple[str, str]] = set()
+        sources: list[Source] = []
+        for hit in hits:
+            key = (hit.source_file, hit.section_heading)
+            if key not in seen and len(sources) < NEAREST_SECTIONS:
+                seen.add(key)
+                sources.append(Source.from_hit(hit))
+        return Response(answer=REFUSAL, sources=sources, is_refusal=True, refusal_reason=reason)
+
+
+
+
+
+
+def _secret_values(settings: Settings) -> list[str]:
+    values = []
+    for name in type(settings).model_fields:
+        value = getattr(settings, name)
+        if isinstance(value, SecretStr) and len(value.get_secret_value()) >= 6:
+            values.append(value.get_secret_value())
+    return values
+
+
+def _shingles(text: str) -> set[tuple[str, ...]]:
+    out: set[tuple[str, ...]] = set()
+    for segment in text.split("|"):
+        words = re.findall(r"[a-z0-9]+", segment.lower())
+        out.update(tuple(words[i:i + _FINGERPRINT_WORDS]) for i in range(len(words) - _FINGERPRINT_WORDS + 1))
+    return out
+
+
+@lru_cache(maxsize=4)
+def get_agent(settings: Settings) -> BookRAGAgent:
+    """One agent (retriever, answerer and their clients) per container and settings."""
+    retriever = get_retriever(settings)
+    return BookRAGAgent(settings, retriever, build_answerer(settings, retriever))
+
+
+def run_agent(query: str) -> Response:
+    """Answer `query` from the book with the process-wide settings. See the module docstring."""
+    return get_agent(get_settings()).run(query)

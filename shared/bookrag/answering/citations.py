@@ -1,0 +1,77 @@
+"""Citations are checked in code, not by the model: only chunks this request retrieved may be cited."""
+
+from __future__ import annotations
+
+import re
+
+from bookrag.answering.answerers.base import CITATION, Draft, cited_labels
+from bookrag.domain.models import SearchHit
+
+_SENTENCE_BREAK = re.compile(r"((?<=[.!?])[ \t]+|\n+)")
+
+
+
+_MARKER = r"\[\s*S\d+(?:\s*[,;]\s*S\d+)*\s*\]"
+
+
+
+_MARKER_AFTER_STOP = re.compile(rf"([.!?])[ \t]*({_MARKER}(?:[ \t]*{_MARKER})*)")
+
+
+
+_SPACE_BEFORE_STOP = re.compile(r"[ \t]+([.,;:!?])")
+
+
+
+def verify_citations(draft: Draft, ledger: Ledger) -> tuple[str, list[SearchHit]]:
+    """Keep only citations of retrieved chunks, renumbered [1], [2], ... in order of appearance.
+
+    A sentence whose markers all cite chunks this request did not retrieve is dropped (its claims
+    rest on nothing we can show). Returns the rewritten text and the cited hits in marker order.
+    """
+
+    def valid(label: str) -> SearchHit | None:
+        chunk_id = draft.citations.get(label)
+        return ledger.hits.get(chunk_id) if chunk_id is not None else None
+
+    # "claim. [S1]" -> "claim [S1]." so that a marker stays with the sentence it follows.
+    text = _MARKER_AFTER_STOP.sub(lambda m: f" {m.group(2).strip()}{m.group(1)}", draft.text.strip())
+    parts = _SENTENCE_BREAK.split(text)
+    kept: list[str] = []
+    for i in range(0, len(parts), 2):
+        sentence, sep = parts[i], parts[i + 1] if i + 1 < len(parts) else ""
+        labels = cited_labels(sentence)
+        if labels and not any(valid(label) for label in labels):
+            continue
+        kept.append(sentence + sep)
+    numbers: dict[str, int] = {}
+    cited: list[SearchHit] = []
+
+    def renumber(match: re.Match[str]) -> str:
+        out = []
+        for label in re.findall(r"S\d+", match.group(1)):
+            hit = valid(label)
+            if hit is None:
+                continue
+            if hit.chunk_id not in numbers:
+                numbers[hit.chunk_id] = len(numbers) + 1
+                cited.append(hit)
+            marker = f"[{numbers[hit.chunk_id]}]"
+            if marker not in out:
+                out.append(marker)
+        return "".join(out)
+
+    rewritten = CITATION.sub(renumber, "".join(kept).strip())
+    return _SPACE_BEFORE_STOP.sub(r"\1", rewritten).strip(), cited
+
+
+class Ledger:
+    """Every chunk retrieved during one request: the only chunks an answer may cite."""
+
+    def __init__(self) -> None:
+        self.hits: dict[str, SearchHit] = {}
+
+    def record(self, hits: list[SearchHit]) -> list[SearchHit]:
+        for hit in hits:
+            self.hits.setdefault(hit.chunk_id, hit)
+        return hits

@@ -1,0 +1,281 @@
+"""API keys and rate limits: verify a caller's key, count its requests, count failed attempts per source IP.
+
+A key reads `brk_<key id>_<secret>`. The id (12 hex digits) finds the key's record; the secret (256 random
+bits) is never stored: the record holds sha256 of the whole key, compared with `hmac.compare_digest`. A
+fast unsalted hash is right for a random 256-bit secret (there is nothing to brute-force offline), where a
+password KDF would add tens of milliseconds to every request.
+
+State sits behind two small ports, `KeyStore` and `Counter`: in memory for `bookrag serve`, DynamoDB on
+Lambda (`bookrag.auth.dynamodb`, the only module that imports boto3, and only when a table is configured).
+This module imports only the standard library, our errors and the logger: the authorizer's cold start stays small.
+
+Policy (`Guard.admit`), per request, in this order:
+1. a source IP with `AUTH_FAILURE_LIMIT_PER_MINUTE` failed attempts in the current minute is refused (429)
+   without looking at its key, so a correct guess made after the limit is worth nothing;
+2. no key: 401 AUTH_REQUIRED; a key that does not verify: 401 INVALID_API_KEY, and one failure counted;
+3. a valid key over its `RATE_LIMIT_PER_MINUTE` (or its record's own limit): 429 RATE_LIMITED.
+Windows are fixed minutes (one atomic counter per key and minute): a client can burst up to twice the
+limit across a minute boundary, the accepted price of a single round trip per request.
+Key lookups fail closed (503 AUTH_UNAVAILABLE); counters fail open (logged), so a DynamoDB hiccup does not
+take the API down while API Gateway's stage throttling still caps the total.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import math
+import re
+import secrets
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Protocol
+
+from bookrag.errors import (
+    AuthenticationError,
+    AuthUnavailableError,
+    BookRAGError,
+    InvalidApiKeyError,
+    RateLimitedError,
+)
+from bookrag.observability import logger
+
+if TYPE_CHECKING:
+    from bookrag.config.settings import AuthSettings
+
+API_KEY_HEADER = "x-api-key"  # a header only: keys in a query string end up in access logs and histories
+KEY_PREFIX = "brk"
+WINDOW_S = 60
+MAX_KEY_CHARS = 128
+# A path that is served without a key. Health is answered before the app on Lambda and by the gateway
+# without the authorizer: load balancers and uptime probes hold no key, it makes no paid call, and it
+# shows configuration names only (never a secret, a host with credentials or a key).
+OPEN_PATHS = frozenset({"/api/health"})
+
+_KEY = re.compile(r"brk_([0-9a-f]{12})_([A-Za-z0-9_-]{43})")
+# Compared against when the key is malformed or its id unknown, so every failure costs the same work.
+_DUMMY_HASH = hashlib.sha256(b"bookrag-no-such-key").hexdigest()
+
+def hash_key(plaintext: str) -> str:
+    """sha256 hex of the whole key (prefix and id included, so a secret cannot be moved to another id)."""
+    return hashlib.sha256(plaintext.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def key_id_of(plaintext: str) -> str | None:
+    """The key id of a well-formed key, else None. Never raises, whatever the caller sent."""
+    if len(plaintext) > MAX_KEY_CHARS:
+        return None
+    match = _KEY.fullmatch(plaintext)
+    return match.group(1) if match else None
+
+
+@dataclass(frozen=True)
+class KeyRecord:
+    """What is stored about a key: never the key itself."""
+
+    key_id: str
+    key_hash: str
+    owner: str = ""
+    enabled: bool = True
+    rate_limit_per_minute: int | None = None
+    created_at: int = 0
+
+    def setting_entry(self) -> str:
+        """This key's entry for the `API_KEY_HASHES` setting (local `bookrag serve`)."""
+        return f"{self.key_id}:{self.key_hash}"
+
+
+def mint_key(owner: str = "", *, rate_limit_per_minute: int | None = None) -> tuple[str, KeyRecord]:
+    """A new key: (plaintext to hand to its owner once, record to store). The plaintext is never kept."""
+    key_id = secrets.token_hex(6)
+    plaintext = f"{KEY_PREFIX}_{key_id}_{secrets.token_urlsafe(32)}"
+    record = KeyRecord(key_id=key_id, key_hash=hash_key(plaintext), owner=owner,
+                       rate_limit_per_minute=rate_limit_per_minute, created_at=int(time.time()))
+    return plaintext, record
+
+
+@dataclass(frozen=True)
+class Principal:
+    """An authenticated caller."""
+
+    key_id: str
+    owner: str
+    rate_limit_per_minute: int
+
+
+# --- ports ----------------------------------------------------------------------------------------
+
+
+class KeyStore(Protocol):
+    def get(self, key_id: str) -> KeyRecord | None:
+        """The record of `key_id`, or None. Raises `AuthUnavailableError` when the store cannot be read."""
+        ...
+
+
+class Counter(Protocol):
+    def hit(self, bucket: str, expires_at: int) -> int:
+        """Atomically add one to `bucket` and return its new value. Raises `BookRAGError` on failure."""
+        ...
+
+    def peek(self, bucket: str) -> int:
+        """The current value of `bucket` (0 when absent). Raises `BookRAGError` on failure."""
+        ...
+
+
+class InMemoryKeyStore:
+    """Keys from the `API_KEY_HASHES` setting, for `bookrag serve` and tests."""
+
+    def __init__(self, records: list[KeyRecord]) -> None:
+        self._records = {r.key_id: r for r in records}
+
+    @classmethod
+    def from_setting(cls, entries: str) -> InMemoryKeyStore:
+        pairs = (entry.split(":", 1) for entry in entries.split(",") if entry)
+        return cls([KeyRecord(key_id=key_id, key_hash=key_hash) for key_id, key_hash in pairs])
+
+    def get(self, key_id: str) -> KeyRecord | None:
+        return self._records.get(key_id)
+
+
+class InMemoryCounter:
+    """Counters of one process (thread-safe); buckets of past windows are dropped as the map grows."""
+
+    def __init__(self, max_buckets: int = 10_000) -> None:
+        self._counts: dict[str, tuple[int, int]] = {}
+        self._max_buckets = max_buckets
+        self._lock = threading.Lock()
+
+    def hit(self, bucket: str, expires_at: int) -> int:
+        with self._lock:
+            if len(self._counts) >= self._max_buckets:
+                self._counts = {k: v for k, v in self._counts.items() if v[1] >= expires_at}
+            count = self._counts.get(bucket, (0, expires_at))[0] + 1
+            self._counts[bucket] = (count, expires_at)
+            return count
+
+    def peek(self, bucket: str) -> int:
+        with self._lock:
+            return self._counts.get(bucket, (0, 0))[0]
+
+
+# --- policy ---------------------------------------------------------------------------------------
+
+
+class Guard:
+    """Authenticates a presented key and applies both limits; see the module docstring for the policy."""
+
+    def __init__(self, keys: KeyStore, counter: Counter, *, rate_limit_per_minute: int,
+                 failure_limit_per_minute: int, clock: Callable[[], float] = time.time) -> None:
+        self.keys = keys
+        self.counter = counter
+        self.rate_limit_per_minute = rate_limit_per_minute
+        self.failure_limit_per_minute = failure_limit_per_minute
+        self.clock = clock  # public: tests give it a clock that moves only when told
+
+    def admit(self, presented: str | None, source_ip: str) -> Principal:
+        """Authenticate, then count the request against the key's limit.
+
+        Raises `RateLimitedError`, `AuthenticationError` (`InvalidApiKeyError`) or `AuthUnavailableError`.
+        """
+        principal = self.authenticate(presented, source_ip)
+        window, retry_after = self._window()
+        limit = principal.rate_limit_per_minute
+        count = self._count(f"key#{principal.key_id}#{window}", window)
+        if count > limit:
+            raise RateLimitedError(retry_after, limit=limit, window_s=WINDOW_S, scope="api_key")
+        return principal
+
+    def authenticate(self, presented: str | None, source_ip: str) -> Principal:
+        """Verify a key, refusing source IPs over the failure limit first. Raises as `admit` does."""
+        window, retry_after = self._window()
+        ip_bucket = f"ip#{source_ip}#{window}"
+        if self._peek(ip_bucket) >= self.failure_limit_per_minute:
+            raise RateLimitedError(retry_after, limit=self.failure_limit_per_minute, window_s=WINDOW_S,
+                                   scope="source_ip")
+        if not presented:
+            raise AuthenticationError()
+        record = self._verify(presented)
+        if record is None:
+            failures = self._count(ip_bucket, window)
+            if failures >= self.failure_limit_per_minute:
+                logger.warning("auth failure limit reached", extra={"limit": self.failure_limit_per_minute})
+            raise InvalidApiKeyError()
+        return Principal(key_id=record.key_id, owner=record.owner,
+                         rate_limit_per_minute=record.rate_limit_per_minute or self.rate_limit_per_minute)
+
+    def _verify(self, presented: str) -> KeyRecord | None:
+        key_id = key_id_of(presented)
+        record = self.keys.get(key_id) if key_id else None
+        expected = record.key_hash if record is not None else _DUMMY_HASH
+        # Constant time: the comparison takes as long whichever character differs first.
+        matches = hmac.compare_digest(hash_key(presented[:MAX_KEY_CHARS]), expected)
+        if record is None or not matches or not record.enabled:
+            return None
+        return record
+
+    def _window(self) -> tuple[int, int]:
+        now = self.clock()
+        start = int(now // WINDOW_S * WINDOW_S)
+        return start, max(1, math.ceil(start + WINDOW_S - now))
+
+    def _count(self, bucket: str, window: int) -> int:
+        try:
+            # Kept one window past its end, then dropped (DynamoDB TTL).
+            return self.counter.hit(bucket, window + 2 * WINDOW_S)
+        except BookRAGError as exc:
+            logger.warning("rate counter unavailable; not limiting", extra={"code": exc.code})
+            return 0
+
+    def _peek(self, bucket: str) -> int:
+        try:
+            return self.counter.peek(bucket)
+        except BookRAGError as exc:
+            logger.warning("rate counter unavailable; not limiting", extra={"code": exc.code})
+            return 0
+
+
+@lru_cache(maxsize=4)
+def get_guard(settings: AuthSettings) -> Guard | None:
+    """The guard of this container (None when AUTH_ENABLED is false): one DynamoDB client, reused."""
+    if not settings.auth_enabled:
+        return None
+    keys: KeyStore
+    counter: Counter
+    if settings.api_keys_table and settings.rate_limit_table:
+        from bookrag.auth.dynamodb import DynamoDBCounter, DynamoDBKeyStore, get_dynamodb_client
+
+        client = get_dynamodb_client()
+        keys = DynamoDBKeyStore(client, settings.api_keys_table)
+        counter = DynamoDBCounter(client, settings.rate_limit_table)
+    else:
+        keys = InMemoryKeyStore.from_setting(settings.api_key_hashes or "")
+        counter = InMemoryCounter()
+    return Guard(keys, counter, rate_limit_per_minute=settings.rate_limit_per_minute,
+                 failure_limit_per_minute=settings.auth_failure_limit_per_minute)
+
+
+def authorize_http_api(event: dict[str, Any], guard: Guard) -> dict[str, Any]:
+    """An API Gateway HTTP API (payload 2.0) Lambda authorizer's simple response for `event`.
+
+    Denies a missing or invalid key and an IP over the failure limit; raises `AuthUnavailableError` when the
+    key store cannot be read, so API Gateway answers 500 and caches nothing (a cached deny would lock out a
+    valid key for the whole cache TTL).
+    """
+    headers: dict[str, Any] = event.get("headers") or {}
+    presented = next((str(v) for k, v in headers.items() if k.lower() == API_KEY_HEADER), None)
+    http = (event.get("requestContext") or {}).get("http") or {}
+    source_ip = str(http.get("sourceIp") or "unknown")
+    try:
+        principal = guard.authenticate(presented, source_ip)
+    except (AuthenticationError, RateLimitedError) as exc:
+        logger.info("request denied", extra={"code": exc.code})
+        return {"isAuthorized": False}
+    # The function sees this as requestContext.authorizer.lambda: ids only, never the key or its hash.
+    return {"isAuthorized": True, "context": {"key_id": principal.key_id, "owner": principal.owner}}
+
+
+__all__ = ["API_KEY_HEADER", "OPEN_PATHS", "AuthUnavailableError", "Guard", "KeyRecord", "Principal",
+           "authorize_http_api", "get_guard", "hash_key", "mint_key"]

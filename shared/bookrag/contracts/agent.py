@@ -1,0 +1,84 @@
+"""The agent contract's shapes: `Response`, `Source`, `ErrorResponse`, its user messages and error types."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from bookrag import errors
+from bookrag.domain.models import SearchHit
+
+REFUSAL = "This question is not answered in the book."
+
+
+class Source(BaseModel):
+    """A cited (or, for a refusal, nearest) section of the book."""
+
+    chapter: str = Field(description="Title of the document (chapter) the chunk belongs to")
+    section: str = Field(description="Heading of the section the chunk belongs to")
+    source_url: str
+    chunk_id: str
+    source_file: str
+    score: float = Field(ge=0.0, le=1.0, description="Cosine similarity between the question and the chunk")
+
+    @classmethod
+    def from_hit(cls, hit: SearchHit) -> Source:
+        p = hit.payload
+        return cls(chapter=str(p.get("doc_title") or p.get("module_name") or ""), section=hit.section_heading,
+                   source_url=str(p.get("source_url", "")), chunk_id=hit.chunk_id, source_file=hit.source_file,
+                   score=hit.score)
+
+
+
+class Response(BaseModel):
+    answer: str = Field(description="The answer, with [n] markers that number `sources`; or the refusal sentence")
+    sources: list[Source] = Field(description="Cited sections in marker order; for a refusal, the nearest sections")
+    is_refusal: bool
+    refusal_reason: str = Field(
+        "", description="'' for an answer; no_relevant_context | weak_evidence | model_refused | uncited_answer "
+                        "| unsafe_output for a refusal")
+
+
+
+class ErrorResponse(BaseModel):
+    message: str
+    error_type: str
+    recoverable: bool
+
+
+
+# The agent contract's error types and user messages. Off-book questions are not errors: they come
+# back as refusals (is_refusal), whose answer is NoContextError's message.
+MESSAGES = {
+    "EmbeddingError": "Unable to process your question. Please try again.",
+    "RetrievalError": "Book content temporarily unavailable. Please try again.",
+    "NoContextError": REFUSAL,
+    "InvalidQueryError": "Please provide a question about the book content.",
+    "AgentError": "Unable to generate an answer right now. Please try again.",
+    "AuthenticationError": "A valid API key is required.",
+    "RateLimitError": "Too many requests. Please wait and try again.",
+}
+
+
+
+AGENT_ERROR_TYPES: list[tuple[type[errors.BookRAGError], str]] = [
+    (errors.InvalidInputError, "InvalidQueryError"),
+    (errors.EmbeddingError, "EmbeddingError"),
+    (errors.StoreError, "RetrievalError"),
+    (errors.StoreConnectionError, "RetrievalError"),
+    (errors.AnswerError, "AgentError"),
+    (errors.AuthenticationError, "AuthenticationError"),
+    (errors.RateLimitedError, "RateLimitError"),
+]
+
+
+
+def agent_error_fields(exc: errors.BookRAGError) -> dict[str, str | bool]:
+    """`message`, `error_type`, `recoverable` for one of our errors (the web layer adds them too)."""
+    error_type = next((name for cls, name in AGENT_ERROR_TYPES if isinstance(exc, cls)), "AgentError")
+    return {"message": MESSAGES[error_type], "error_type": error_type, "recoverable": exc.recoverable}
+
+
+
+def error_response(exc: errors.BookRAGError) -> ErrorResponse:
+    """The contract's ErrorResponse for an error `run_agent` raised."""
+    return ErrorResponse.model_validate(agent_error_fields(exc))

@@ -1,0 +1,311 @@
+"""Incremental ingest of a Docusaurus docs tree into the vector store.
+
+Safety: a file's new chunks are embedded before anything of it is written, then upserted over the
+same deterministic ids, and only then are its surplus old chunks deleted. A failure part-way leaves
+every file either at its old version or at its new one, never without chunks. Nothing is pruned
+when the tree yields no readable file (a wrong path must not wipe the index).
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING, Any, Protocol
+
+from bookrag.adapters.qdrant.store import VectorStore
+from bookrag.domain.models import PointRecord, embedding_text
+from bookrag.errors import DocumentError
+from bookrag.ingestion.chunker import ChunkDraft, ParsedDocument, chunk_document, parse_document
+from bookrag.text.bm25 import BM25Encoder
+
+if TYPE_CHECKING:
+    from bookrag.adapters.embedders import CachedEmbedder
+    from bookrag.config.settings import Settings
+
+# Bump when chunking or payload layout changes: every file is then re-embedded once.
+INGEST_VERSION = "3"
+CHUNK_NAMESPACE = uuid.UUID("5b0f3f0e-7a57-4b8e-9d2c-1f6f0c9a2b11")
+EMBED_GROUP_CHUNKS = 256  # chunks embedded together: big enough to batch well, small enough to commit often
+DOC_SUFFIXES = (".md", ".mdx")
+
+
+def chunk_uuid(source_file: str, chunk_index: int) -> str:
+    return str(uuid.uuid5(CHUNK_NAMESPACE, f"{source_file}#{chunk_index}"))
+
+
+
+
+class Progress(Protocol):
+    def start(self, total: int) -> None: ...
+
+    def advance(self, n: int) -> None: ...
+
+
+@dataclass(slots=True)
+class SourceFile:
+    path: Path
+    rel_path: str
+    raw: bytes
+    doc: ParsedDocument | None = None
+    page_number: int = 0
+
+
+@dataclass(slots=True)
+class IngestReport:
+    files_seen: int = 0
+    files_changed: int = 0
+    files_unchanged: int = 0
+    files_deleted: int = 0
+    chunks_total: int = 0
+    chunks_embedded: int = 0
+    tokens_embedded: int = 0
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    seconds: float = 0.0
+    embed_seconds: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "files_seen": self.files_seen, "files_changed": self.files_changed,
+            "files_unchanged": self.files_unchanged, "files_deleted": self.files_deleted,
+            "chunks_total": self.chunks_total, "chunks_embedded": self.chunks_embedded,
+            "tokens_embedded": self.tokens_embedded,
+            "skipped": [{"file": f, "reason": r} for f, r in self.skipped],
+            "seconds": round(self.seconds, 3), "embed_seconds": round(self.embed_seconds, 3),
+        }
+
+
+def discover(root: Path) -> Iterator[Path]:
+    """Docusaurus docs: .md/.mdx, skipping `_partials` and hidden files or folders, as Docusaurus does.
+
+    Every entry with a document's name is yielded, regular file or not (a symlink, a FIFO): `load`
+    refuses, and names, what it cannot read safely, instead of it vanishing from the report.
+    """
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root)
+        if any(part.startswith(("_", ".")) for part in rel.parts):
+            continue
+        if path.suffix.lower() in DOC_SUFFIXES and not path.is_dir():
+            yield path
+
+
+def _reading_order(files: list[SourceFile]) -> None:
+    """Number files in sidebar order: folders and files by sidebar_position, then name."""
+    folder_pos: dict[tuple[str, ...], float] = {}
+    for f in files:
+        parts = PurePosixPath(f.rel_path).parts
+        if f.doc and PurePosixPath(f.rel_path).stem.lower() in ("index", "readme", "overview", "intro"):
+            pos = f.doc.sidebar_position
+            if pos is not None and len(parts) > 1:
+                folder_pos.setdefault(parts[:-1], pos)
+
+    def key(f: SourceFile) -> tuple[Any, ...]:
+        parts = PurePosixPath(f.rel_path).parts
+        out: list[tuple[float, str]] = []
+        for depth in range(1, len(parts)):
+            out.append((folder_pos.get(parts[:depth], float("inf")), parts[depth - 1]))
+        pos = f.doc.sidebar_position if f.doc and f.doc.sidebar_position is not None else float("inf")
+        # A file sorts among its folder siblings by (position, name); a folder's own entries after it.
+        return (*[(0, *o) for o in out], (-1 if len(parts) == 1 else 1, pos, parts[-1]))
+
+    for number, f in enumerate(sorted(files, key=key), start=1):
+        f.page_number = number
+
+
+class Ingestor:
+    def __init__(self, settings: Settings, embedder: CachedEmbedder, store: VectorStore,
+                 progress: Progress | None = None) -> None:
+        self.settings = settings
+        self.embedder = embedder
+        self.store = store
+        self.progress = progress
+        self.bm25 = BM25Encoder()
+
+    def config_fingerprint(self) -> str:
+        s = self.settings
+        return f"{INGEST_VERSION}|{self.embedder.name}|{s.chunk_max_tokens}|{s.chunk_overlap_tokens}|{s.book_base_url}"
+
+    def load(self, root: Path, report: IngestReport) -> list[SourceFile]:
+        files: list[SourceFile] = []
+        for path in discover(root):
+            rel = path.relative_to(root).as_posix()
+            try:
+                _refuse_unsafe(path, root)
+                raw = _read_bounded(path, self.settings.max_document_bytes)
+                text = _decode(raw)
+                doc = parse_document(text, rel)
+            except DocumentError as exc:
+                report.skipped.append((rel, exc.message))
+                continue
+            except OSError as exc:
+                report.skipped.append((rel, f"unreadable: {exc.strerror or type(exc).__name__}"))
+                continue
+            files.append(SourceFile(path=path, rel_path=rel, raw=raw, doc=doc))
+        _reading_order(files)
+        return files
+
+    def plan(self, files: list[SourceFile], manifest: dict[str, dict[str, Any]]) -> list[SourceFile]:
+        fingerprint = self.config_fingerprint()
+        changed = []
+        for f in files:
+            entry = manifest.get(f.rel_path)
+            if entry and entry["file_hash"] == self.file_hash(f, fingerprint) \
+                    and entry["stored"] == entry["total_chunks"]:
+                if entry["page_number"] != f.page_number:
+                    self.store.set_page_number(f.rel_path, f.page_number)
+                continue
+            changed.append(f)
+        return changed
+
+    @staticmethod
+    def file_hash(f: SourceFile, fingerprint: str) -> str:
+        return hashlib.sha256(fingerprint.encode() + b"\0" + f.raw).hexdigest()
+
+    def build_chunks(self, f: SourceFile) -> list[ChunkDraft]:
+        assert f.doc is not None
+        return chunk_document(f.doc, max_tokens=self.settings.chunk_max_tokens,
+                              overlap_tokens=self.settings.chunk_overlap_tokens,
+                              count_tokens=self.embedder.count_tokens)
+
+    def payloads(self, f: SourceFile, drafts: list[ChunkDraft], fingerprint: str) -> list[dict[str, Any]]:
+        assert f.doc is not None
+        doc = f.doc
+        parts = PurePosixPath(f.rel_path).parts
+        module = parts[0] if len(parts) > 1 else PurePosixPath(parts[0]).stem
+        base = self.settings.book_base_url
+        file_hash = self.file_hash(f, fingerprint)
+        now = time.time()
+        out = []
+        for index, draft in enumerate(drafts):
+            url = base + (doc.route if doc.route != "/" else "/")
+            if draft.anchor:
+                url += "#" + draft.anchor
+            out.append({
+                "chunk_id": chunk_uuid(f.rel_path, index),
+                "content_text": draft.text,
+                "source_file": f.rel_path,
+                "source_url": url,
+                "module_name": module,
+                "section_heading": draft.section_heading or doc.title,
+                "heading_path": list(draft.heading_path),
+                "doc_title": doc.title,
+                "chunk_index": index,
+                "total_chunks": len(drafts),
+                "token_count": draft.token_count,
+                "page_number": f.page_number,
+                "created_at": now,
+                "content_hash": hashlib.sha256(draft.text.encode()).hexdigest(),
+                "file_hash": file_hash,
+            })
+        return out
+
+    def run(self, root: Path) -> IngestReport:
+        started = time.perf_counter()
+        report = IngestReport()
+        if not root.is_dir():
+            raise DocumentError(f"Not a folder: {root.name}")
+        files = self.load(root, report)
+        report.files_seen = len(files) + len(report.skipped)
+        self.store.ensure_collection(self.embedder.name, self.embedder.dimension)
+        manifest = self.store.manifest()
+        changed = self.plan(files, manifest)
+        report.files_unchanged = len(files) - len(changed)
+        fingerprint = self.config_fingerprint()
+
+        work: list[tuple[SourceFile, list[ChunkDraft]]] = []
+        for f in changed:
+            drafts = self.build_chunks(f)
+            if drafts:
+                work.append((f, drafts))
+            else:
+                report.skipped.append((f.rel_path, "no text to index"))
+        if self.progress:
+            self.progress.start(sum(len(d) for _, d in work))
+
+        group: list[tuple[SourceFile, list[ChunkDraft]]] = []
+        group_size = 0
+        for f, drafts in work:
+            group.append((f, drafts))
+            group_size += len(drafts)
+            if group_size >= EMBED_GROUP_CHUNKS:
+                self._flush(group, fingerprint, report)
+                group, group_size = [], 0
+        if group:
+            self._flush(group, fingerprint, report)
+
+        present = {f.rel_path for f in files} | {name for name, _ in report.skipped}
+        if files:
+            for gone in sorted(set(manifest) - present):
+                self.store.delete_file(gone)
+                report.files_deleted += 1
+        report.chunks_total = sum(
+            e["total_chunks"] or 0 for name, e in self.store.manifest().items()
+        )
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def _flush(self, group: list[tuple[SourceFile, list[ChunkDraft]]], fingerprint: str,
+               report: IngestReport) -> None:
+        texts: list[str] = []
+        for f, drafts in group:
+            assert f.doc is not None
+            texts.extend(embedding_text(f.doc.title, d.heading_path, d.text) for d in drafts)
+        t0 = time.perf_counter()
+        vectors = self.embedder.embed_documents(texts)
+        report.embed_seconds += time.perf_counter() - t0
+        report.tokens_embedded += sum(d.token_count for _, drafts in group for d in drafts)
+        offset = 0
+        for f, drafts in group:
+            payloads = self.payloads(f, drafts, fingerprint)
+            records = [
+                PointRecord(chunk_id=p["chunk_id"], dense=vectors[offset + i],
+                            sparse=self.bm25.encode_document(texts[offset + i]), payload=p)
+                for i, p in enumerate(payloads)
+            ]
+            offset += len(drafts)
+            self.store.upsert(records)
+            self.store.delete_file(f.rel_path, from_index=len(drafts))
+            report.files_changed += 1
+            report.chunks_embedded += len(drafts)
+            if self.progress:
+                self.progress.advance(len(drafts))
+
+
+def _refuse_unsafe(path: Path, root: Path) -> None:
+    """Only regular files inside the docs folder are read: a symlink out of it would index (and then
+    serve) any file the process can read, and opening a FIFO would block the ingest forever."""
+    try:
+        resolved = path.resolve(strict=True)
+    except RuntimeError:  # Python 3.11 reports a symlink loop this way, later versions with ELOOP
+        raise DocumentError("symlink loop") from None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise DocumentError("symlink loop") from None
+        if path.is_symlink():
+            raise DocumentError("broken symlink") from None
+        raise
+    if not resolved.is_relative_to(root.resolve()):
+        raise DocumentError("symlink to outside the docs folder")
+    if not resolved.is_file():
+        raise DocumentError("not a regular file")
+
+
+def _read_bounded(path: Path, limit: int) -> bytes:
+    with path.open("rb") as fh:
+        raw = fh.read(limit + 1)
+    if len(raw) > limit:
+        raise DocumentError(f"too large (over {limit} bytes)")
+    return raw
+
+
+def _decode(raw: bytes) -> str:
+    if b"\0" in raw:
+        raise DocumentError("binary file (contains NUL bytes)")
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise DocumentError("not valid UTF-8 text") from None

@@ -1,0 +1,161 @@
+"""The retrieval core: a query in, ranked chunks out, whatever interface asked.
+
+Ranking and scoring. The ranker (dense, BM25, or both fused inside Qdrant, optionally reranked by
+Cohere) decides which chunks are returned and in which order; thresholds are about meaning, so they
+apply to each chunk's cosine similarity to the query (clamped to [0, 1]), whatever ranked it.
+
+The contracts promise results in descending score order. Re-sorting the fused top_k by cosine would
+undo the fusion's ordering (on textbook-2, MRR@10 0.87 sorted by cosine against 0.90 in fused order,
+benchmarks/eval-textbook-2.md), so results keep the ranker's order and each carries a *monotone*
+score: the lowest cosine among itself and every result ranked above it (a running minimum). Hence:
+
+- scores lie in [0, 1] and never increase down the list;
+- a result's score never exceeds its own cosine, so `score >= t` still means "at least t similar";
+- `min_score=t` keeps exactly the chunks whose cosine is at least t, as before;
+- where the ranker agrees with cosine (always, in dense mode) the score *is* the cosine.
+
+`order="score"` gives the former behaviour (sorted by cosine, score = cosine), for comparison.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Literal
+
+from bookrag.adapters.qdrant.store import Fusion, VectorStore, get_store
+from bookrag.domain.models import Filters, SearchHit, SearchResult
+from bookrag.domain.thresholds import DEFAULT_THRESHOLDS
+from bookrag.errors import ConfigError, InvalidInputError
+from bookrag.retrieval.ranking import diversify, monotone_scores
+from bookrag.text.bm25 import BM25Encoder
+
+if TYPE_CHECKING:
+    from bookrag.adapters.embedders import CachedEmbedder
+    from bookrag.config.settings import RetrievalMode, Settings
+    from bookrag.retrieval.rerank import CohereReranker
+
+Interface = Literal["rest", "tool_content", "agent", "python", "perform_retrieval"]
+Order = Literal["score", "rank"]
+
+# Candidates fetched per search: enough for the diversity caps and the reranker to choose from
+# without scoring the whole book. Deeper prefetches (50, 100) measured no better (eval-textbook-2.md).
+MIN_CANDIDATES = 24
+CANDIDATES_PER_RESULT = 4
+MAX_CANDIDATES = 200
+# Reciprocal rank fusion: rank-based, so it needs no calibration between cosine and BM25 scales and
+# behaves the same for every embedder. DBSF ranked better on textbook-2 (MRR@10 0.96 vs 0.90) but
+# lost a multi-part question's second file (hit@5 0.95 vs 0.98); see the benchmark notes.
+DEFAULT_FUSION: Fusion = "rrf"
+# With diversity on, a file fills at most this many results (a section at most
+# DIVERSITY_MAX_PER_SECTION, default 2): a multi-part question needs its second file, and one long
+# chapter would otherwise take all five slots (multi hit@5 0.71 -> 0.86 on textbook-2, 0.75 -> 1.0 on
+# the sample book).
+DIVERSITY_MAX_PER_FILE = 3
+
+
+def default_threshold(settings: Settings, interface: Interface) -> float:
+    return DEFAULT_THRESHOLDS[settings.resolved_embedding_provider][interface]
+
+
+def candidate_limit(top_k: int) -> int:
+    return min(MAX_CANDIDATES, max(top_k * CANDIDATES_PER_RESULT, MIN_CANDIDATES))
+
+
+@dataclass(frozen=True, slots=True)
+class SearchOptions:
+    top_k: int = 5
+    min_score: float = 0.0
+    filters: Filters | None = None
+    mode: RetrievalMode | None = None
+    diversify: bool = True
+    rerank: bool | None = None  # None: rerank when COHERE_RERANK_MODEL is set
+    order: Order = "rank"
+    fusion: Fusion | None = None  # None: DEFAULT_FUSION
+
+
+class Retriever:
+    """Embeds the query, searches the store, applies threshold, reranking and diversity. Thread-safe."""
+
+    def __init__(self, settings: Settings, embedder: CachedEmbedder, store: VectorStore,
+                 reranker: CohereReranker | None = None) -> None:
+        self.settings = settings
+        self.embedder = embedder
+        self.store = store
+        self.reranker = reranker
+        self.bm25 = BM25Encoder()
+
+    def describe(self) -> dict[str, Any]:
+        """The ranking configuration, for evaluation reports and health output."""
+        return {"fusion": DEFAULT_FUSION, "rrf_k": self.settings.rrf_k,
+                "candidates": f"max({CANDIDATES_PER_RESULT}*top_k, {MIN_CANDIDATES})",
+                "diversity": {"per_section": self.settings.diversity_max_per_section,
+                              "per_file": DIVERSITY_MAX_PER_FILE if self.settings.diversity_max_per_section else 0},
+                "bm25": {"k1": self.bm25.k1, "b": self.bm25.b, "avg_doc_len": self.bm25.avg_doc_len},
+                "reranker": self.reranker.model if self.reranker else None}
+
+    def search(self, query: str, options: SearchOptions | None = None) -> SearchResult:
+        """Raises `EmbeddingError`, `StoreError`/`StoreConnectionError`, `InvalidInputError`.
+
+        Reranking failures are not raised: the fused order is kept (and the failure logged).
+        """
+        opts = options or SearchOptions()
+        if not query:
+            raise InvalidInputError("Query text is required", code="MISSING_QUERY", field="query")
+        t0 = time.perf_counter()
+        vector = self.embedder.embed_query(query)
+        t1 = time.perf_counter()
+        self.store.check_embedder(self.embedder.name, self.embedder.dimension)
+        mode = opts.mode or self.settings.retrieval_mode
+        stored = self.store.search(vector, self.bm25.encode_query(query), mode=mode,
+                                   limit=candidate_limit(opts.top_k), filters=opts.filters,
+                                   rrf_k=self.settings.rrf_k, fusion=opts.fusion or DEFAULT_FUSION)
+        kept = [h for h in stored if h.cosine >= opts.min_score]
+        reranker = self._reranker(opts.rerank)
+        if reranker is not None:
+            kept = reranker.rerank(query, kept)
+        t2 = time.perf_counter()
+        cap = self.settings.diversity_max_per_section if opts.diversify else 0
+        chosen = diversify(kept, opts.top_k, cap, DIVERSITY_MAX_PER_FILE if cap else 0)
+        if opts.order == "score":
+            chosen.sort(key=lambda h: h.cosine, reverse=True)
+        scores = monotone_scores([h.cosine for h in chosen])
+        hits = [SearchHit(chunk_id=h.chunk_id, score=round(score, 6), rank_score=h.rank_score, payload=h.payload)
+                for h, score in zip(chosen, scores, strict=True)]
+        return SearchResult(hits=hits, total_candidates=len(stored), query_vector=vector.tolist(),
+                            embed_ms=(t1 - t0) * 1000, search_ms=(t2 - t1) * 1000)
+
+    def _reranker(self, wanted: bool | None) -> CohereReranker | None:
+        if wanted is False:
+            return None
+        if wanted and self.reranker is None:
+            raise ConfigError("Reranking was requested but COHERE_RERANK_MODEL is not set")
+        return self.reranker
+
+    def neighbours(self, hit: SearchHit, window: int = 1) -> str:
+        """The hit's text with its adjacent chunks (by chunk_index), for an answerer's context."""
+        idx = hit.chunk_index
+        total = int(hit.payload.get("total_chunks", 0))
+        wanted = [i for i in range(idx - window, idx + window + 1) if 0 <= i < total]
+        if len(wanted) <= 1:
+            return hit.text
+        chunks = self.store.fetch_chunks(hit.source_file, wanted)
+        return "\n\n".join(str(c.get("content_text", "")) for c in chunks) or hit.text
+
+
+
+
+
+
+@lru_cache(maxsize=8)
+def get_retriever(settings: Settings) -> Retriever:
+    """Raises `ConfigError` when a rerank model is set without a Cohere key."""
+    from bookrag.adapters.embedders import get_embedder
+
+    reranker = None
+    if settings.cohere_rerank_model:
+        from bookrag.retrieval.rerank import CohereReranker
+
+        reranker = CohereReranker(settings)
+    return Retriever(settings, get_embedder(settings), get_store(settings), reranker)

@@ -1,0 +1,90 @@
+"""The retrieval-shaped contracts: REST retrieve and the three agent tools.
+
+Each function takes already-validated input and returns the contract's shape as a plain dict, so the
+same code serves HTTP routes, the agent's tool calls and the CLI.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any
+
+from bookrag.contracts.tools import NO_CONTENT_TOOL
+from bookrag.domain.models import Filters, SearchHit
+from bookrag.retrieval.retriever import Retriever, SearchOptions, default_threshold
+
+
+def rest_retrieve(retriever: Retriever, query: str, top_k: int, score_threshold: float | None,
+                  filters: Filters | None = None) -> dict[str, Any]:
+    started = time.perf_counter()
+    threshold = score_threshold if score_threshold is not None else default_threshold(retriever.settings, "rest")
+    result = retriever.search(query, SearchOptions(top_k=top_k, min_score=threshold, filters=filters))
+    return {
+        "query_id": f"query_{uuid.uuid4().hex}",
+        "original_query": query,
+        "retrieval_time_ms": round(max((time.perf_counter() - started) * 1000, 0.001), 3),
+        "total_candidates": result.total_candidates,
+        "retrieved_chunks": [_rest_chunk(h) for h in result.hits],
+    }
+
+
+def _rest_chunk(hit: SearchHit) -> dict[str, Any]:
+    p = hit.payload
+    return {
+        "chunk_id": hit.chunk_id,
+        "similarity_score": hit.score,
+        "content_text": hit.text,
+        "source_file": hit.source_file,
+        "module_name": str(p.get("module_name", "")),
+        "section_heading": hit.section_heading,
+        "chunk_index": hit.chunk_index,
+        "total_chunks": int(p.get("total_chunks", 0)),
+        "token_count": int(p.get("token_count", 0)),
+        "source_url": str(p.get("source_url", "")),
+        "page_number": int(p.get("page_number", 0)),
+    }
+
+
+def retrieve_book_content(retriever: Retriever, query: str, top_k: int = 5, min_score: float | None = None,
+                          filters: Filters | None = None) -> dict[str, Any]:
+    threshold = min_score if min_score is not None else default_threshold(retriever.settings, "tool_content")
+    result = retriever.search(query, SearchOptions(top_k=top_k, min_score=threshold, filters=filters))
+    out: dict[str, Any] = {
+        "results": [
+            {
+                "id": h.chunk_id,
+                "content": h.text,
+                "score": h.score,
+                "source_url": str(h.payload.get("source_url", "")),
+                "page_number": int(h.payload.get("page_number", 0)),
+                "section_title": h.section_heading,
+                "metadata": {k: h.payload.get(k) for k in (
+                    "source_file", "module_name", "doc_title", "heading_path", "chunk_index", "total_chunks",
+                    "token_count", "created_at")},
+            }
+            for h in result.hits
+        ],
+        "query_embedding_used": result.query_vector,
+    }
+    if not result.hits:
+        out["message"] = NO_CONTENT_TOOL
+    return out
+
+
+def perform_retrieval(retriever: Retriever, query: str, top_k: int = 5,
+                      filters: Filters | None = None) -> dict[str, Any]:
+    threshold = default_threshold(retriever.settings, "perform_retrieval")
+    result = retriever.search(query, SearchOptions(top_k=top_k, min_score=threshold, filters=filters))
+    results = [
+        {"content": h.text, "source_url": str(h.payload.get("source_url", "")),
+         "similarity_score": h.score, "position": h.chunk_index}
+        for h in result.hits
+    ]
+    return {"results": results, "query": query, "total_results": len(results)}
+
+
+
+
+
+

@@ -1,0 +1,67 @@
+"""Retrieval routes: POST /api/retrieve and the agent tools over HTTP."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+
+from bookrag.answering.context import book_context, source_summary
+from bookrag.config.settings import get_settings
+from bookrag.contracts.schemas import (
+    BookContentRequest,
+    BookContentResponse,
+    BookContextRequest,
+    BookContextResponse,
+    PerformRetrievalRequest,
+    PerformRetrievalResponse,
+    RetrieveRequest,
+    RetrieveResponse,
+)
+from bookrag.contracts.tools import TOOL_DEFINITIONS
+from bookrag.domain.models import Filters
+from bookrag.observability import record_retrieval
+from bookrag.retrieval.retriever import Retriever, get_retriever
+from bookrag.services import operations as tools
+
+router = APIRouter(prefix="/api")
+
+
+def _retriever() -> Retriever:
+    return get_retriever(get_settings())
+
+
+@router.post("/retrieve", response_model=RetrieveResponse, tags=["retrieval"])
+def retrieve(body: RetrieveRequest) -> dict[str, Any]:
+    """Retrieve the textbook chunks most relevant to a query (rest-api-retrieve contract)."""
+    result = tools.rest_retrieve(_retriever(), body.query, body.top_k, body.score_threshold,
+                                 Filters(body.module_name, body.source_file))
+    record_retrieval(result["retrieval_time_ms"], len(result["retrieved_chunks"]))
+    return result
+
+
+@router.post("/tools/retrieve_book_content", response_model=BookContentResponse,
+             response_model_exclude_none=True, tags=["tools"])
+def retrieve_book_content(body: BookContentRequest) -> dict[str, Any]:
+    """The `retrieve_book_content` agent tool."""
+    return tools.retrieve_book_content(_retriever(), body.query, int(body.top_k), body.min_score,
+                                       Filters(body.module_name, body.source_file))
+
+
+@router.post("/tools/perform_retrieval", response_model=PerformRetrievalResponse, tags=["tools"])
+def perform_retrieval(body: PerformRetrievalRequest) -> dict[str, Any]:
+    """The `perform_retrieval` agent tool."""
+    return tools.perform_retrieval(_retriever(), body.query, body.top_k, Filters(body.module_name, body.source_file))
+
+
+@router.post("/tools/retrieve_book_context", response_model=BookContextResponse, tags=["tools"])
+def retrieve_book_context(body: BookContextRequest) -> dict[str, Any]:
+    """The `retrieve_book_context` agent tool: formatted context with [Source: ...] headers."""
+    context, hits = book_context(_retriever(), body.query)
+    return {"context": context, "sources": [source_summary(h) for h in hits]}
+
+
+@router.get("/tools", tags=["tools"])
+def list_tools() -> dict[str, Any]:
+    """The tool definitions, ready to register with an OpenAI-style function-calling agent."""
+    return {"tools": [{"type": "function", "function": d} for d in TOOL_DEFINITIONS]}
