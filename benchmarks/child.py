@@ -85,24 +85,17 @@ def status_of(response: Any) -> int | str:
 
 
 def factory_misses() -> dict[str, int]:
-    """Cache misses of every cached factory that is already imported (importing one would skew the count)."""
-    factories = {
-        "bookrag.config.settings": ["get_settings"],
-        "bookrag.adapters.embedders": ["get_embedder"],
-        "bookrag.adapters.qdrant.store": ["get_qdrant_client", "get_store"],
-        "bookrag.retrieval.retriever": ["get_retriever"],
-        "bookrag.web.app": ["get_app"],
-        "bookrag.runtime.lambda_entry": ["get_handler"],
-        "bookrag.adapters.cohere": ["get_cohere_client"],
-        "bookrag.answering.agent": ["get_agent"],
-    }
-    out = {}
-    for module_name, names in factories.items():
-        module = sys.modules.get(module_name)
-        for name in names:
-            fn = getattr(module, name, None) if module else None
-            if fn is not None and hasattr(fn, "cache_info"):
-                out[f"{module_name}.{name}"] = fn.cache_info().misses
+    """What has been built so far: each container component (1 once built) and the Mangum handler's
+    cache misses. Only modules already imported are looked at (importing one would skew the count)."""
+    out: dict[str, int] = {}
+    container_module = sys.modules.get("bookrag.services.container")
+    if container_module is not None:
+        for container in container_module.existing():
+            for name in container.built_names():
+                out[f"container.{name}"] = 1
+    entry = sys.modules.get("bookrag.runtime.entry")
+    if entry is not None:
+        out["bookrag.runtime.entry.get_handler"] = entry.get_handler.cache_info().misses
     return out
 
 
@@ -254,14 +247,13 @@ def run_warm(args: Args) -> dict[str, Any]:
 
 
 def run_ingest(args: Args) -> dict[str, Any]:
-    from bookrag.adapters.embedders import get_embedder
-    from bookrag.adapters.qdrant.store import get_store
     from bookrag.config.settings import get_settings
     from bookrag.ingestion.ingestor import Ingestor
+    from bookrag.services.container import container_for
 
     settings = get_settings()
-    embedder = get_embedder(settings)
-    store = get_store(settings)
+    embedder = container_for(settings).embedder
+    store = container_for(settings).store
     root = Path(args.docs)
     first = Ingestor(settings, embedder, store).run(root)
     second = Ingestor(settings, embedder, store).run(root)

@@ -33,11 +33,11 @@ def _isolated_environment(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 def _clear_setting_caches() -> None:
-    from bookrag.auth.guard import get_guard  # a guard holds counters: none may outlive its test
+    from bookrag.services.container import reset_auth  # a guard holds counters: none may outlive its test
 
     get_settings.cache_clear()
     get_auth_settings.cache_clear()
-    get_guard.cache_clear()
+    reset_auth()
 
 
 @pytest.fixture
@@ -75,13 +75,12 @@ def local_embedder() -> Any:
 @pytest.fixture(scope="session")
 def indexed_book(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """The sample book ingested once per session; returns the env that points at it."""
-    from bookrag.adapters.embedders import get_embedder
-    from bookrag.adapters.qdrant.store import get_store
     from bookrag.ingestion.ingestor import Ingestor
+    from bookrag.services.container import container_for
 
     env = {"QDRANT_PATH": str(tmp_path_factory.mktemp("book-index") / "qdrant"), "EMBEDDING_PROVIDER": "local"}
     settings = load_settings(qdrant_path=env["QDRANT_PATH"], embedding_provider="local")
-    report = Ingestor(settings, get_embedder(settings), get_store(settings)).run(SAMPLE_DOCS)
+    report = Ingestor(settings, container_for(settings).embedder, container_for(settings).store).run(SAMPLE_DOCS)
     assert report.chunks_total > 0 and not report.skipped
     return env
 
@@ -163,15 +162,15 @@ def auth_tables(monkeypatch: pytest.MonkeyPatch) -> Iterator[AuthTables]:
     import boto3
     from moto import mock_aws
 
-    from bookrag.auth.dynamodb import get_dynamodb_client
+    from bookrag.services.container import reset_auth
 
     for name, value in {"AWS_DEFAULT_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "testing",
                         "AWS_SECRET_ACCESS_KEY": "testing", "AWS_SESSION_TOKEN": "testing"}.items():
         monkeypatch.setenv(name, value)
     for name in ("AWS_PROFILE", "AWS_REGION", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_DYNAMODB"):
         monkeypatch.delenv(name, raising=False)
-    get_dynamodb_client.cache_clear()
+    reset_auth()
     with mock_aws():
         yield AuthTables(boto3.client("dynamodb", region_name="us-east-1"))
-    get_dynamodb_client.cache_clear()
+    reset_auth()
 

@@ -11,15 +11,15 @@ from typing import Any
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from bookrag.auth.guard import authorize_http_api, get_guard
-from bookrag.config.settings import get_auth_settings
+from bookrag.auth.guard import authorize_http_api
+from bookrag.services.container import auth_container
 from bookrag.observability import logger
 
 
 # log_event stays False: the event carries the key.
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP, log_event=False)
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    guard = get_guard(get_auth_settings())
+    guard = auth_container().guard
     if guard is None:  # AUTH_ENABLED=false with the authorizer still attached: refuse, never open up
         return {"isAuthorized": False}
     return authorize_http_api(event, guard)

@@ -11,7 +11,8 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from bookrag.observability import logger, metrics
-from bookrag.runtime.lambda_entry import handle, install_snapstart_hooks
+from bookrag.runtime.entry import handle
+from bookrag.runtime.snapstart import install_snapstart_hooks
 
 install_snapstart_hooks("retrieval")  # SnapStart: warm before the snapshot, fresh clients after a restore
 

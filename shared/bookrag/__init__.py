@@ -12,16 +12,15 @@ __version__ = "0.1.0"
 __all__ = ["Response", "RetrievedChunk", "retrieve_chunks", "run_agent", "validate_retrieval"]
 
 if TYPE_CHECKING:
-    from bookrag.answering.agent import run_agent
     from bookrag.contracts.agent import Response
     from bookrag.contracts.python_api import RetrievedChunk
-    from bookrag.services.python_api import retrieve_chunks, validate_retrieval
+    from bookrag.services.python_api import retrieve_chunks, run_agent, validate_retrieval
 
 _LAZY = {
     "retrieve_chunks": "bookrag.services.python_api",
     "validate_retrieval": "bookrag.services.python_api",
     "RetrievedChunk": "bookrag.contracts.python_api",
-    "run_agent": "bookrag.answering.agent",
+    "run_agent": "bookrag.services.python_api",
     "Response": "bookrag.contracts.agent",
 }
 

@@ -1,8 +1,10 @@
 """The one exception hierarchy of bookrag.
 
-Adapters translate SDK and client errors into these; `bookrag.web.errors` maps them to HTTP
-responses in one place. Each class also derives from the builtin the Python retrieval contract
-names (ValueError, ConnectionError, RuntimeError), so callers of `retrieve_chunks` can catch either.
+Adapters translate SDK and client errors into these; `bookrag.contracts.envelope` builds every error
+body from them. Each upstream family (embedding, store, answer) has the same members, made from the
+small mixins below: rate-limited, timed out, unavailable, and upstream auth. Each class also derives
+from the builtin the Python retrieval contract names (ValueError, ConnectionError, RuntimeError), so
+callers of `retrieve_chunks` can catch either.
 Messages are safe to show a caller: they never contain a URL, a host, a key or an upstream body.
 """
 
@@ -23,6 +25,36 @@ class BookRAGError(Exception):
         super().__init__(message or self.public_message)
         self.message = message or self.public_message
         self.details: dict[str, Any] = details or {}
+
+
+# --- what can go wrong with an upstream, whichever it is (mixed into each family below) -------------
+
+
+class RateLimited:
+    """The upstream asked us to slow down; `retry_after` carries its hint (seconds) when it gave one."""
+
+    recoverable = True
+    retry_after: float | None = None
+
+
+class TimedOut:
+    """No answer in time. Never retried on a request path: the time budget is already spent."""
+
+    recoverable = True
+
+
+class Unavailable:
+    """5xx, reset or refused connection, or a reply that is not the upstream's: a retry may help."""
+
+    recoverable = True
+
+
+class UpstreamAuthError(BookRAGError, RuntimeError):
+    """An upstream (Cohere, Qdrant, an LLM) refused our credentials; not our caller's key."""
+
+    code = "AUTH_ERROR"
+    http_status = 500
+    public_message = "Authentication failed with an upstream service"
 
 
 class ConfigError(BookRAGError, ValueError):
@@ -64,12 +96,11 @@ class InvalidApiKeyError(AuthenticationError):
     public_message = "The API key is not valid"
 
 
-class RateLimitedError(BookRAGError):
+class RateLimitedError(RateLimited, BookRAGError):
     """Too many requests for one API key, or too many failed authentications from one source IP."""
 
     code = "RATE_LIMITED"
     http_status = 429
-    recoverable = True
     public_message = "Too many requests; retry after the number of seconds in Retry-After"
 
     def __init__(self, retry_after: int, *, limit: int, window_s: int, scope: str) -> None:
@@ -77,12 +108,11 @@ class RateLimitedError(BookRAGError):
         self.retry_after: float | None = retry_after
 
 
-class AuthUnavailableError(BookRAGError, ConnectionError):
+class AuthUnavailableError(Unavailable, BookRAGError, ConnectionError):
     """The key store could not be read: fail closed (no request is served unauthenticated)."""
 
     code = "AUTH_UNAVAILABLE"
     http_status = 503
-    recoverable = True
     public_message = "Authentication is temporarily unavailable; retry shortly"
 
 
@@ -96,34 +126,20 @@ class EmbeddingError(BookRAGError, RuntimeError):
     public_message = "Error occurred while generating embedding"
 
 
-class EmbeddingRateLimitError(EmbeddingError):
-    recoverable = True
+class EmbeddingRateLimitError(RateLimited, EmbeddingError):
     public_message = "Embedding service is rate limited; retry shortly"
-    retry_after: float | None = None
 
 
-class EmbeddingTimeoutError(EmbeddingError):
-    """No answer in time: like a refused or reset connection, a CONNECTION_ERROR (as for the store)."""
+class EmbeddingTimeoutError(TimedOut, EmbeddingError):
+    """Like a refused or reset connection, a CONNECTION_ERROR (as for the store)."""
 
     code = "CONNECTION_ERROR"
-    recoverable = True
     public_message = "Embedding service timed out"
 
 
-class EmbeddingUnavailableError(EmbeddingError):
-    """5xx, reset or refused connection to the embedding service."""
-
+class EmbeddingUnavailableError(Unavailable, EmbeddingError):
     code = "CONNECTION_ERROR"
-    recoverable = True
     public_message = "Error connecting to the embedding service"
-
-
-class UpstreamAuthError(BookRAGError, RuntimeError):
-    """An upstream (Cohere, Qdrant, LLM) refused our credentials."""
-
-    code = "AUTH_ERROR"
-    http_status = 500
-    public_message = "Authentication failed with an upstream service"
 
 
 class EmbeddingAuthError(UpstreamAuthError, EmbeddingError):
@@ -145,24 +161,19 @@ class StoreConnectionError(BookRAGError, ConnectionError):
     public_message = "Unable to connect to content database"
 
 
-class StoreTimeoutError(StoreConnectionError):
-    """The store did not answer in time; not retried on the request path (the budget is spent)."""
+class StoreTimeoutError(TimedOut, StoreConnectionError):
 
     public_message = "Content database timed out"
 
 
-class StoreUnavailableError(StoreConnectionError):
+class StoreUnavailableError(Unavailable, StoreConnectionError):
     """A 5xx, or a 2xx whose body is not Qdrant's: no usable answer, so a CONNECTION_ERROR (as for Cohere)."""
 
     public_message = "Content database is temporarily unavailable"
 
 
-class StoreRateLimitError(StoreError):
-    """Qdrant answered 429; `retry_after` carries its hint when it sent one."""
-
-    recoverable = True
+class StoreRateLimitError(RateLimited, StoreError):
     public_message = "Content database is rate limited; retry shortly"
-    retry_after: float | None = None
 
 
 class StoreAuthError(UpstreamAuthError, StoreError):
@@ -191,21 +202,31 @@ class AnswerError(BookRAGError, RuntimeError):
     public_message = "Agent failed to generate response"
 
 
-class AnswerRateLimitError(AnswerError):
-    recoverable = True
-    retry_after: float | None = None
+class AnswerRateLimitError(RateLimited, AnswerError):
+    pass
 
 
-class AnswerTimeoutError(AnswerError):
-    recoverable = True
+class AnswerTimeoutError(TimedOut, AnswerError):
+    pass
 
 
-class AnswerUnavailableError(AnswerError):
-    recoverable = True
+class AnswerUnavailableError(Unavailable, AnswerError):
+    pass
 
 
 class AnswerAuthError(UpstreamAuthError, AnswerError):
     code = "AUTH_ERROR"
+
+
+# --- HTTP edge ---------------------------------------------------------------------------------
+
+
+class PayloadTooLargeError(InvalidInputError):
+    """A request body over the limit, refused before it is read whole."""
+
+    def __init__(self, max_bytes: int) -> None:
+        super().__init__(f"Request body too large (max {max_bytes} bytes)", code="PAYLOAD_TOO_LARGE", status=413)
+        self.details = {"max_bytes": max_bytes}
 
 
 # --- ingest ---------------------------------------------------------------------------------------

@@ -59,6 +59,16 @@ def traced(name: str, fn: Callable[[], Any]) -> Any:
         return fn()
 
 
+def process_state() -> dict[str, float]:
+    """Invocations so far and when this process (or its SnapStart restore) started."""
+    return dict(_state)
+
+
+def restart_uptime() -> None:
+    """A SnapStart restore is a new start: uptime counts from it."""
+    _state["started"] = time.time()
+
+
 def next_invocation() -> bool:
     """Count invocations of this container; True for its first (the cold start)."""
     _state["invocations"] += 1

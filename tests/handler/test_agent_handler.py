@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from bookrag.contracts.agent import REFUSAL
+from bookrag.services.container import current
 from tests.handler.conftest import body_of
 
 
@@ -54,22 +55,20 @@ def test_invalid_queries_get_the_contract_envelope(agent_handler: Any, invoke: A
 
 
 def test_scheduled_warmup_builds_the_agent(agent_handler: Any, invoke: Any) -> None:
-    from bookrag.answering.agent import get_agent
 
     summary = invoke(agent_handler, "scheduled-warmup.json")
 
     assert summary["warmed"] is True and summary["store_ready"] is True
-    assert get_agent.cache_info().currsize >= 1
+    assert current().built("agent")
 
 
 def test_the_agent_is_built_once_per_container(agent_handler: Any, invoke: Any) -> None:
-    from bookrag.answering.agent import get_agent
-    from bookrag.retrieval.retriever import get_retriever
 
     invoke(agent_handler, "answer-valid.json")
-    agents, retrievers = get_agent.cache_info().misses, get_retriever.cache_info().misses
+    agent, retriever, built = current().agent, current().retriever, set(current().built_names())
 
     invoke(agent_handler, "answer-off-book.json")
     invoke(agent_handler, "answer-valid.json")
 
-    assert get_agent.cache_info().misses == agents and get_retriever.cache_info().misses == retrievers
+    assert current().agent is agent and current().retriever is retriever
+    assert set(current().built_names()) == built

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from bookrag.auth.guard import get_guard
-from bookrag.config.settings import get_auth_settings, get_settings
+from bookrag.config.settings import get_settings
+from bookrag.services.container import auth_container, container_for, reset_auth
 from tests.conftest import API_KEYS_TABLE, RATE_LIMIT_TABLE, ROOT, AuthTables, FakeClock, load_event
 from tests.handler.conftest import body_of
 from tests.integration.test_cohere_embedder import embed_reply
@@ -77,7 +77,7 @@ def captured_logs() -> Iterator[list[str]]:
 def authorizer(authorizer_handler: Any, lambda_context: Any, auth_tables: AuthTables,
                use_env: Callable[..., None]) -> Callable[[dict[str, Any]], dict[str, Any]]:
     use_env(**auth_tables.env(rate_limit=5, failure_limit=2))
-    guard = get_guard(get_auth_settings())
+    guard = auth_container().guard
     assert guard is not None
     guard.clock = FakeClock()
 
@@ -164,7 +164,7 @@ def secured(auth_tables: AuthTables, stub: Any, use_env: Callable[..., None], tm
     stub.on("/v2/embed", embed_reply())
     use_env(**auth_tables.env(rate_limit=3, failure_limit=2), EMBEDDING_PROVIDER="cohere",
             COHERE_API_KEY="co-test-key", COHERE_BASE_URL=stub.url, QDRANT_PATH=str(tmp_path / "qdrant"))
-    guard = get_guard(get_settings())
+    guard = container_for(get_settings()).guard
     assert guard is not None
     guard.clock = FakeClock()
     return auth_tables
@@ -173,18 +173,18 @@ def secured(auth_tables: AuthTables, stub: Any, use_env: Callable[..., None], tm
 @pytest.fixture
 def ingested(secured: AuthTables, stub: Any, tmp_path: Path) -> Iterator[None]:
     """A one-page book in this test's own embedded store (closed afterwards: it holds a file lock)."""
-    from bookrag.adapters.embedders import get_embedder
-    from bookrag.adapters.qdrant.store import get_qdrant_client, get_store
+    from bookrag.adapters.qdrant.store import build_client
     from bookrag.ingestion.ingestor import Ingestor
+    from bookrag.services.container import container_for
 
     settings = get_settings()
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "robots.md").write_text(TINY_BOOK)
-    assert Ingestor(settings, get_embedder(settings), get_store(settings)).run(docs).chunks_total > 0
+    assert Ingestor(settings, container_for(settings).embedder, container_for(settings).store).run(docs).chunks_total > 0
     stub.requests.clear()  # from here on, every request the stub sees was caused by an API call
     yield
-    get_qdrant_client(settings).close()
+    build_client(settings).close()
 
 
 def invoke_with(handler: Any, context: Any, event_name: str, key: str | None,
@@ -255,14 +255,14 @@ def test_keys_are_never_logged_nor_stored(retrieval_handler: Any, authorizer_han
                                           secured: AuthTables, captured_logs: list[str]) -> None:
     key = secured.mint()
     wrong = key[:-3] + "abc"
-    guard = get_guard(get_auth_settings())
+    guard = auth_container().guard
     assert guard is not None
     guard.clock = FakeClock()
     for presented in (key, wrong, key, key, key):
         authorizer_handler.lambda_handler(with_key("authorizer-retrieve.json", presented), lambda_context)
         invoke_with(retrieval_handler, lambda_context, "tools-list.json", presented)
     secured.client.delete_table(TableName=API_KEYS_TABLE)  # also the failure path's logs
-    get_guard.cache_clear()
+    reset_auth()
     invoke_with(retrieval_handler, lambda_context, "tools-list.json", key)
 
     logged = "\n".join(captured_logs)

@@ -77,9 +77,9 @@ def test_a_body_just_under_the_limit_is_read(retrieval_handler: Any, lambda_cont
 
 def test_a_body_over_the_limit_without_a_content_length_gets_413() -> None:
     """Counted as it arrives, not only as declared (a chunked body has no Content-Length)."""
-    from bookrag.web.app import get_app
+    from bookrag.web.app import create_app
 
-    client = TestClient(get_app("all"))
+    client = TestClient(create_app("all"))
     chunks = iter([b'{"query": "ROS", "padding": "', b"z" * MAX_BODY_BYTES, b'"}'])
 
     response = client.post("/api/retrieve", content=chunks, headers={"content-type": "application/json"})
@@ -141,9 +141,9 @@ QUERIES = st.lists(st.one_of(st.text(max_size=30), st.sampled_from(
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(query=QUERIES)
 def test_any_query_gets_results_for_its_normalised_text_or_a_contract_400(query: str) -> None:
-    from bookrag.web.app import get_app
+    from bookrag.web.app import create_app
 
-    client = TestClient(get_app("all"))
+    client = TestClient(create_app("all"))
     response = client.post("/api/retrieve", json={"query": query, "score_threshold": 0.0})
 
     normalised = normalize_query(query)

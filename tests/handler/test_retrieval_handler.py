@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from bookrag.services.container import current
 from tests.handler.conftest import body_of
 
 REST_FIELDS = {"chunk_id", "similarity_score", "content_text", "source_file", "module_name", "section_heading",
@@ -125,15 +126,11 @@ def test_scheduled_warmup_returns_health_and_builds_clients(retrieval_handler: A
 
 
 def test_clients_are_built_once_per_container(retrieval_handler: Any, invoke: Any) -> None:
-    from bookrag.adapters.embedders import get_embedder
-    from bookrag.adapters.qdrant.store import get_qdrant_client
-
     invoke(retrieval_handler, "retrieve-valid.json")
-    embedder_misses = get_embedder.cache_info().misses
-    client_misses = get_qdrant_client.cache_info().misses
+    embedder, client, built = current().embedder, current().store.client, set(current().built_names())
 
     invoke(retrieval_handler, "retrieve-defaults.json")
     invoke(retrieval_handler, "tool-perform-retrieval.json")
 
-    assert get_embedder.cache_info().misses == embedder_misses
-    assert get_qdrant_client.cache_info().misses == client_misses
+    assert current().embedder is embedder and current().store.client is client
+    assert set(current().built_names()) == built

@@ -16,9 +16,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from bookrag import errors
-from bookrag.answering.agent import get_agent
 from bookrag.answering.context import book_context
 from bookrag.contracts.agent import REFUSAL, ErrorResponse, Response, error_response
+from bookrag.services.container import container_for
 from bookrag.web.app import create_app
 from tests.conftest import ROOT
 from tests.stubs import Reply
@@ -47,7 +47,7 @@ def test_in_book_question_is_answered_with_verified_citations(book_env: Any) -> 
     assert "ros__parameters" in response.answer
     markers = sorted({int(n) for n in re.findall(r"\[(\d+)\]", response.answer)})
     assert markers == list(range(1, len(response.sources) + 1))  # every source is cited, in order
-    _, hits = book_context(get_agent(book_env).retriever, "How do I load parameters for a node from a YAML file?")
+    _, hits = book_context(container_for(book_env).agent.retriever, "How do I load parameters for a node from a YAML file?")
     assert {s.chunk_id for s in response.sources} <= {h.chunk_id for h in hits}  # cited = retrieved
     first = response.sources[0]
     assert first.chapter and first.section and first.source_url.startswith("http") and 0 <= first.score <= 1
@@ -138,7 +138,7 @@ def test_embedding_failure_is_an_embedding_error(make_settings: Callable[..., An
 
     # WHEN the agent runs
     with pytest.raises(errors.EmbeddingError) as caught:
-        get_agent(settings).run("How do I install ROS 2?")
+        container_for(settings).agent.run("How do I install ROS 2?")
 
     # THEN the caller gets the contract's EmbeddingError, and no answerer ran
     assert error_response(caught.value).message == CONTRACT_MESSAGES["EmbeddingError"]

@@ -20,7 +20,7 @@ from bookrag.answering.answerers import build_answerer
 from bookrag.answering.answerers.base import SYSTEM_PROMPT
 from bookrag.config.settings import Settings, load_settings
 from bookrag.contracts.agent import REFUSAL
-from bookrag.retrieval.retriever import get_retriever
+from bookrag.services.container import container_for
 from tests.stubs import Recorded, Reply, StubServer
 
 CANARY = "gm-CANARY-poison-71c3"  # planted in the book, and configured as a key
@@ -51,16 +51,15 @@ PROMPT_PASSAGE = "NEVER use external knowledge or make assumptions"
 
 @pytest.fixture(scope="module")
 def poisoned_book(tmp_path_factory: pytest.TempPathFactory) -> Settings:
-    from bookrag.adapters.embedders import get_embedder
-    from bookrag.adapters.qdrant.store import get_store
     from bookrag.ingestion.ingestor import Ingestor
+    from bookrag.services.container import container_for
 
     root = tmp_path_factory.mktemp("poisoned")
     docs = root / "docs"
     docs.mkdir()
     (docs / "lab-safety.md").write_text(POISONED.format(canary=CANARY))
     settings = load_settings(qdrant_path=root / "qdrant", embedding_provider="local")
-    report = Ingestor(settings, get_embedder(settings), get_store(settings)).run(docs)
+    report = Ingestor(settings, container_for(settings).embedder, container_for(settings).store).run(docs)
     assert report.chunks_total == 2
     return settings
 
@@ -70,8 +69,10 @@ def agent_with(poisoned_book: Settings) -> Callable[..., BookRAGAgent]:
     def build(**values: Any) -> BookRAGAgent:
         settings = load_settings(qdrant_path=poisoned_book.qdrant_path, embedding_provider="local",
                                  gemini_api_key=CANARY, **values)
-        retriever = get_retriever(poisoned_book)
-        return BookRAGAgent(settings, retriever, build_answerer(settings, retriever))
+        retriever = container_for(poisoned_book).retriever
+        clients = container_for(settings)  # the LLM's clients, from the container of its settings
+        return BookRAGAgent(settings, retriever, build_answerer(
+            settings, retriever, cohere=lambda: clients.cohere, http=lambda: clients.llm_http))
 
     return build
 

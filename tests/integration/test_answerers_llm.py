@@ -22,7 +22,7 @@ from bookrag.answering.answerers import build_answerer
 from bookrag.answering.answerers.base import SYSTEM_PROMPT
 from bookrag.config.settings import Settings, load_settings
 from bookrag.contracts.agent import REFUSAL
-from bookrag.retrieval.retriever import get_retriever
+from bookrag.services.container import container_for
 from tests.stubs import Recorded, Reply, StubServer
 
 KEY = "llm-canary-3e9d0b7a"
@@ -66,8 +66,10 @@ def agent_with(book_env: Settings) -> Callable[..., BookRAGAgent]:
 
     def build(**llm: Any) -> BookRAGAgent:
         settings = load_settings(qdrant_path=book_env.qdrant_path, embedding_provider="local", **llm)
-        retriever = get_retriever(book_env)
-        return BookRAGAgent(settings, retriever, build_answerer(settings, retriever))
+        retriever = container_for(book_env).retriever
+        clients = container_for(settings)  # the LLM's clients, from the container of its settings
+        return BookRAGAgent(settings, retriever, build_answerer(
+            settings, retriever, cohere=lambda: clients.cohere, http=lambda: clients.llm_http))
 
     return build
 
@@ -238,18 +240,17 @@ def test_unreadable_or_failed_replies_are_retried_once(chat: Any, stub: StubServ
 
 
 def test_one_http_client_per_container(chat: Any, stub: StubServer) -> None:
-    from bookrag.answering.answerers.chat_completions import get_http_client
-
     _, make, path = chat
     stub.on(path, answer_citing())
     agent = make()
     agent.run(QUESTION)
-    misses = get_http_client.cache_info().misses
+    clients = container_for(agent.settings)
+    pool, built = clients.llm_http, clients.built_names()
 
     agent.run(QUESTION)
     agent.run("What is a costmap?")
 
-    assert get_http_client.cache_info().misses == misses
+    assert container_for(agent.settings).llm_http is pool and clients.built_names() == built
 
 
 # --- Cohere --------------------------------------------------------------------------------------------
@@ -344,7 +345,7 @@ def test_a_model_requested_search_never_outlives_the_deadline(book_env: Settings
     stub.on(OPENAI_PATH, Reply(200, completion(None, [tool_call("more")])), answer_citing("S1"))
     settings = load_settings(qdrant_path=book_env.qdrant_path, embedding_provider="local", llm_provider="openai",
                              openai_api_key=KEY, openai_base_url=stub.url + "/v1")
-    hits = get_retriever(book_env).search(QUESTION).hits
+    hits = container_for(book_env).retriever.search(QUESTION).hits
     released = threading.Event()
     searches: list[str] = []
 
@@ -357,7 +358,7 @@ def test_a_model_requested_search_never_outlives_the_deadline(book_env: Settings
 
     # WHEN the answerer runs
     try:
-        draft = ChatCompletionsAnswerer(settings, "openai").answer(QUESTION, hits, stuck, deadline)
+        draft = ChatCompletionsAnswerer(settings, "openai", lambda: container_for(settings).llm_http).answer(QUESTION, hits, stuck, deadline)
     finally:
         released.set()
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from bookrag.auth.dynamodb import DynamoDBCounter, DynamoDBKeyStore, get_dynamodb_client
+from bookrag.auth.dynamodb import DynamoDBCounter, DynamoDBKeyStore, build_client
 from bookrag.auth.guard import Guard, key_id_of
 from bookrag.errors import AuthUnavailableError, BookRAGError, InvalidApiKeyError, RateLimitedError
 from tests.conftest import API_KEYS_TABLE, RATE_LIMIT_TABLE, AuthTables, FakeClock
@@ -18,13 +18,13 @@ IP = "203.0.113.7"
 
 
 def dynamo_guard(rate: int = 3, failures: int = 2) -> Guard:
-    client = get_dynamodb_client()
+    client = build_client()
     return Guard(DynamoDBKeyStore(client, API_KEYS_TABLE), DynamoDBCounter(client, RATE_LIMIT_TABLE),
                  rate_limit_per_minute=rate, failure_limit_per_minute=failures, clock=FakeClock())
 
 
 def test_counter_adds_atomically_and_sets_the_ttl_once(auth_tables: AuthTables) -> None:
-    counter = DynamoDBCounter(get_dynamodb_client(), RATE_LIMIT_TABLE)
+    counter = DynamoDBCounter(build_client(), RATE_LIMIT_TABLE)
 
     assert [counter.hit("key#a#60", 180) for _ in range(3)] == [1, 2, 3]
     assert counter.hit("key#a#120", 240) == 1
@@ -37,7 +37,7 @@ def test_counter_adds_atomically_and_sets_the_ttl_once(auth_tables: AuthTables) 
 
 
 def test_concurrent_hits_are_all_counted(auth_tables: AuthTables) -> None:
-    counter = DynamoDBCounter(get_dynamodb_client(), RATE_LIMIT_TABLE)
+    counter = DynamoDBCounter(build_client(), RATE_LIMIT_TABLE)
 
     with ThreadPoolExecutor(8) as pool:
         results = list(pool.map(lambda _: counter.hit("key#busy#60", 180), range(40)))
@@ -50,7 +50,7 @@ def test_key_records_are_read_and_cached_for_a_minute(auth_tables: AuthTables) -
     key_id = key_id_of(plaintext)
     assert key_id
     clock = FakeClock()
-    store = DynamoDBKeyStore(get_dynamodb_client(), API_KEYS_TABLE, clock=clock)
+    store = DynamoDBKeyStore(build_client(), API_KEYS_TABLE, clock=clock)
 
     record = store.get(key_id)
     assert record and record.owner == "alice" and record.rate_limit_per_minute == 7 and record.enabled

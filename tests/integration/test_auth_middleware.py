@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from bookrag.auth.guard import get_guard, mint_key
+from bookrag.auth.guard import mint_key
 from bookrag.config.settings import get_settings
+from bookrag.services.container import container_for
 from bookrag.web.app import create_app
 from tests.conftest import FakeClock
 
@@ -22,7 +23,7 @@ def key(use_env: Callable[..., None]) -> str:
     _, other = mint_key("someone else")
     use_env(AUTH_ENABLED="true", API_KEY_HASHES=f"{other.setting_entry()},{record.setting_entry()}",
             RATE_LIMIT_PER_MINUTE="3", AUTH_FAILURE_LIMIT_PER_MINUTE="2")
-    guard = get_guard(get_settings())
+    guard = container_for(get_settings()).guard
     assert guard is not None
     guard.clock = FakeClock()
     return plaintext

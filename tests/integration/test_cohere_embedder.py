@@ -9,6 +9,7 @@ import pytest
 
 from bookrag import errors
 from bookrag.adapters.embedders.cohere import CohereEmbedder
+from bookrag.services.container import container_for
 from tests.stubs import Recorded, Reply, closed_port
 
 KEY = "co-canary-4f1c9b"
@@ -28,7 +29,7 @@ def embed_reply(dim: int = 1024) -> Any:
 def embedder(make_settings: Any, stub: Any) -> CohereEmbedder:
     settings = make_settings(embedding_provider="cohere", cohere_api_key=KEY, cohere_base_url=stub.url,
                              cohere_timeout_s=1.0, cohere_ingest_timeout_s=1.0, cohere_ingest_retries=2)
-    return CohereEmbedder(settings)
+    return CohereEmbedder(settings, lambda: container_for(settings).cohere)
 
 
 def test_query_request_shape(embedder: CohereEmbedder, stub: Any) -> None:
@@ -131,6 +132,6 @@ def test_refused_connection(make_settings: Any) -> None:
                              cohere_base_url=f"http://127.0.0.1:{closed_port()}")
 
     with pytest.raises(errors.EmbeddingUnavailableError) as caught:
-        CohereEmbedder(settings).embed_query("q")
+        CohereEmbedder(settings, lambda: container_for(settings).cohere).embed_query("q")
 
     assert caught.value.code == "CONNECTION_ERROR"

@@ -12,7 +12,7 @@ import pytest
 
 from bookrag.config.settings import Settings, load_settings
 from bookrag.devtools.evaluation import evaluate_files, load_questions, run_evaluation
-from bookrag.retrieval.retriever import get_retriever
+from bookrag.services.container import container_for
 from tests.conftest import CORPUS, ROOT, SAMPLE_DOCS
 
 SAMPLE_SET = ROOT / "eval" / "sample-book.jsonl"
@@ -31,7 +31,7 @@ def subset(path: Path, tmp_path: Path, keep: int) -> Path:
 def test_modes_on_the_sample_book(book_env: Settings, tmp_path: Path) -> None:
     questions = load_questions(subset(SAMPLE_SET, tmp_path, keep=8))
 
-    report = run_evaluation(get_retriever(book_env), questions, ["bm25", "dense", "default"])
+    report = run_evaluation(container_for(book_env).retriever, questions, ["bm25", "dense", "default"])
 
     data = report.as_dict()
     assert set(data["modes"]) == {"bm25", "dense", "default"}

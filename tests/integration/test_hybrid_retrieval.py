@@ -15,12 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from bookrag.adapters.embedders import get_embedder
-from bookrag.adapters.qdrant.store import get_store
 from bookrag.config.settings import load_settings
 from bookrag.domain.models import Filters, SearchHit
 from bookrag.ingestion.ingestor import Ingestor
-from bookrag.retrieval.retriever import Retriever, SearchOptions, get_retriever
+from bookrag.retrieval.retriever import Retriever, SearchOptions
+from bookrag.services.container import container_for
 
 BOOK = {
     "perception/localization.md": """
@@ -118,9 +117,9 @@ def retriever(tmp_path_factory: pytest.TempPathFactory) -> Retriever:
         (root / "docs" / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / "docs" / rel).write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
     settings = load_settings(qdrant_path=root / "qdrant", embedding_provider="local")
-    report = Ingestor(settings, get_embedder(settings), get_store(settings)).run(root / "docs")
+    report = Ingestor(settings, container_for(settings).embedder, container_for(settings).store).run(root / "docs")
     assert report.chunks_total >= 8 and not report.skipped
-    return get_retriever(settings)
+    return container_for(settings).retriever
 
 
 def files(hits: list[SearchHit]) -> list[str]:

@@ -20,11 +20,11 @@ from typing import Any
 import pytest
 
 from bookrag import errors
-from bookrag.adapters.embedders import get_embedder
 from bookrag.adapters.qdrant.store import VectorStore
 from bookrag.config.settings import Settings
 from bookrag.ingestion.ingestor import Ingestor
 from bookrag.retrieval.retriever import Retriever, SearchOptions
+from bookrag.services.container import container_for
 from tests.stubs import Recorded, Reply, StubServer
 
 DIM = 384  # embed-english-light-v3.0: smaller vectors, a faster embedded store
@@ -94,7 +94,7 @@ def store(settings: Settings) -> Iterator[VectorStore]:
 
 
 def ingest(settings: Settings, store: VectorStore, root: Path) -> Any:
-    return Ingestor(settings, get_embedder(settings), store).run(root)
+    return Ingestor(settings, container_for(settings).embedder, store).run(root)
 
 
 def stored(store: VectorStore) -> dict[str, dict[str, Any]]:
@@ -118,7 +118,7 @@ def assert_every_file_whole(files: dict[str, dict[str, Any]]) -> None:
 
 
 def top_file(settings: Settings, store: VectorStore, query: str) -> str:
-    hits = Retriever(settings, get_embedder(settings), store).search(query, SearchOptions(top_k=3)).hits
+    hits = Retriever(settings, container_for(settings).embedder, store).search(query, SearchOptions(top_k=3)).hits
     assert hits, query
     return hits[0].source_file
 

@@ -35,15 +35,13 @@ from urllib.parse import quote, unquote_plus
 
 import pytest
 
-from bookrag.adapters.embedders import get_embedder
-from bookrag.adapters.qdrant.store import get_qdrant_client, get_store
-from bookrag.answering.agent import get_agent
+from bookrag.adapters.qdrant.store import build_client
 from bookrag.answering.answerers.base import neutralise
 from bookrag.answering.context import book_context
 from bookrag.config.settings import Settings, load_settings
 from bookrag.contracts.agent import REFUSAL, Response
 from bookrag.ingestion.ingestor import Ingestor
-from bookrag.retrieval.retriever import get_retriever
+from bookrag.services.container import container_for
 from tests.conftest import _OUR_VARS
 from tests.stubs import Recorded, Reply, StubServer
 
@@ -424,7 +422,7 @@ def _ingested(root: Path, **overrides: Any) -> Settings:
     docs.mkdir()
     for name, text in book_pages().items():
         (docs / name).write_text(text, encoding="utf-8")
-    report = Ingestor(settings, get_embedder(settings), get_store(settings)).run(docs)
+    report = Ingestor(settings, container_for(settings).embedder, container_for(settings).store).run(docs)
     assert report.chunks_total >= len(book_pages()) and not report.skipped
     return settings
 
@@ -433,7 +431,7 @@ def _ingested(root: Path, **overrides: Any) -> Settings:
 def extractive(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Settings]:
     settings = _ingested(tmp_path_factory.mktemp("injection-extractive"), llm_provider="extractive")
     yield settings
-    get_qdrant_client(settings).close()
+    build_client(settings).close()
 
 
 @pytest.fixture(scope="module")
@@ -441,18 +439,18 @@ def llm(tmp_path_factory: pytest.TempPathFactory, model: tuple[StubServer, Obedi
     settings = _ingested(tmp_path_factory.mktemp("injection-llm"), llm_provider="openai", openai_api_key=OPENAI_KEY,
                          openai_base_url=model[0].url, llm_timeout_s=5.0)
     yield settings
-    get_qdrant_client(settings).close()
+    build_client(settings).close()
 
 
 def store_chunks(settings: Settings) -> dict[str, str]:
     """chunk_id -> content_text of every chunk in the store."""
-    points, _ = get_qdrant_client(settings).scroll(settings.qdrant_collection, limit=1000, with_payload=True)
+    points, _ = build_client(settings).scroll(settings.qdrant_collection, limit=1000, with_payload=True)
     return {str(p.payload["chunk_id"]): str(p.payload["content_text"]) for p in points if p.payload}
 
 
 def run_extractive(settings: Settings, question: str) -> tuple[Response, set[str]]:
-    retrieved = {h.chunk_id for h in book_context(get_retriever(settings), question)[1]}
-    return get_agent(settings).run(question), retrieved
+    retrieved = {h.chunk_id for h in book_context(container_for(settings).retriever, question)[1]}
+    return container_for(settings).agent.run(question), retrieved
 
 
 def run_llm(settings: Settings, model: tuple[StubServer, ObedientModel], case: Case
@@ -461,7 +459,7 @@ def run_llm(settings: Settings, model: tuple[StubServer, ObedientModel], case: C
     server.requests.clear()
     obedient.case, obedient.obeyed = case, False
     try:
-        response = get_agent(settings).run(case.question or case.payload)
+        response = container_for(settings).agent.run(case.question or case.payload)
     finally:
         obedient.case = None
     return response, [r.json() for r in server.calls("/chat/completions")]
@@ -479,7 +477,7 @@ def check_llm_run(settings: Settings, response: Response, bodies: list[dict[str,
     requested = [c["function"]["name"] for b in bodies for m in b["messages"] if m["role"] == "assistant"
                  for c in m.get("tool_calls") or []]
     assert len(refused_calls) == sum(1 for name in requested if name not in READ_ONLY_TOOLS)
-    assert get_store(settings).count() == count_before  # nothing written
+    assert container_for(settings).store.count() == count_before  # nothing written
     shown = " ".join(str(m.get("content") or "") for b in bodies for m in b["messages"][1:])
     allowed = {cid for cid, text in chunks.items() if neutralise(text) in shown}
     assert_cites_only(response, allowed, set(chunks))
@@ -502,7 +500,7 @@ def test_direct_injection_extractive(extractive: Settings, case: Case) -> None:
 @pytest.mark.parametrize("case", DIRECT, ids=[c.id for c in DIRECT])
 def test_direct_injection_obedient_llm(llm: Settings, model: tuple[StubServer, ObedientModel], case: Case) -> None:
     chunks = store_chunks(llm)
-    count = get_store(llm).count()
+    count = container_for(llm).store.count()
 
     response, bodies = run_llm(llm, model, case)
 
@@ -535,7 +533,7 @@ def test_indirect_injection_extractive(extractive: Settings, case: Case) -> None
 @pytest.mark.parametrize("case", INDIRECT, ids=[c.id for c in INDIRECT])
 def test_indirect_injection_obedient_llm(llm: Settings, model: tuple[StubServer, ObedientModel], case: Case) -> None:
     chunks = store_chunks(llm)
-    count = get_store(llm).count()
+    count = container_for(llm).store.count()
 
     response, bodies = run_llm(llm, model, case)
 
@@ -551,4 +549,4 @@ def test_a_payload_in_an_html_comment_is_stripped_at_ingest(llm: Settings, model
     response, bodies = run_llm(llm, model, HIDDEN)
 
     assert not model[1].obeyed
-    check_llm_run(llm, response, bodies, chunks, get_store(llm).count())
+    check_llm_run(llm, response, bodies, chunks, container_for(llm).store.count())

@@ -10,11 +10,10 @@ from typing import Any
 
 import pytest
 
-from bookrag.adapters.embedders import get_embedder
-from bookrag.adapters.qdrant.store import get_store
 from bookrag.config.settings import Settings, load_settings
 from bookrag.retrieval.rerank import CohereReranker
 from bookrag.retrieval.retriever import Retriever, SearchOptions
+from bookrag.services.container import container_for
 from tests.stubs import Recorded, Reply
 
 KEY = "co-canary-7d2e01"
@@ -31,7 +30,9 @@ def rerank_settings(book_env: Settings, stub: Any) -> Settings:
 @pytest.fixture
 def retriever(book_env: Settings, rerank_settings: Settings) -> Retriever:
     # The book's own store and embedder: one embedded Qdrant client per folder and process.
-    return Retriever(rerank_settings, get_embedder(book_env), get_store(book_env), CohereReranker(rerank_settings))
+    book = container_for(book_env)
+    reranker = CohereReranker(rerank_settings, lambda: container_for(rerank_settings).cohere)
+    return Retriever(rerank_settings, book.embedder, book.store, reranker)
 
 
 def reversed_ranking(req: Recorded) -> Reply:
@@ -109,13 +110,14 @@ def test_long_retry_after_and_timeouts_are_not_retried(retriever: Retriever, stu
 
 
 def test_reranking_is_off_unless_configured(book_env: Settings) -> None:
-    from bookrag.retrieval.retriever import get_retriever
+    from bookrag.services.container import container_for
 
-    assert get_retriever(book_env).reranker is None
+    assert container_for(book_env).retriever.reranker is None
 
 
 def test_rerank_model_without_a_key_fails_at_start(make_settings: Any) -> None:
     from bookrag.errors import ConfigError
 
     with pytest.raises(ConfigError, match="COHERE_API_KEY"):
-        CohereReranker(make_settings(cohere_rerank_model="rerank-v3.5"))
+        settings = make_settings(cohere_rerank_model="rerank-v3.5")
+        CohereReranker(settings, lambda: container_for(settings).cohere)

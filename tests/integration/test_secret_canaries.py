@@ -73,8 +73,8 @@ def _exception_texts(exc: BaseException) -> str:
 def test_no_canary_leaks_from_any_error_path(fault: str, upstream: str, everything_logged: pytest.LogCaptureFixture,
                                              capfd: pytest.CaptureFixture[str], upstreams: Any) -> None:
     from bookrag.config.settings import get_settings
-    from bookrag.retrieval.retriever import get_retriever
-    from bookrag.web.app import get_app
+    from bookrag.services.container import container_for
+    from bookrag.web.app import create_app
 
     # GIVEN canary keys and one upstream failing this way
     cohere, qdrant, _ = upstreams
@@ -82,7 +82,7 @@ def test_no_canary_leaks_from_any_error_path(fault: str, upstream: str, everythi
     assert reply is not None
     cohere.on("/v2/embed", reply if upstream == "cohere" else cohere_embed)
     serve_qdrant(qdrant, exists=reply if upstream == "qdrant" else None)
-    client = TestClient(get_app("all"))
+    client = TestClient(create_app("all"))
     served = client.app.openapi()["paths"]  # type: ignore[attr-defined]
 
     # WHEN every route is called, and the retrieval core directly
@@ -90,7 +90,7 @@ def test_no_canary_leaks_from_any_error_path(fault: str, upstream: str, everythi
     routes = ROUTES[:1] + ROUTES[-1:] if fault == "hang" else ROUTES
     bodies = [client.post(route, json={"query": "How do I install ROS 2?"}).text for route in routes if route in served]
     with pytest.raises(BookRAGError) as caught:
-        get_retriever(get_settings()).search("How do I install ROS 2?")
+        container_for(get_settings()).retriever.search("How do I install ROS 2?")
 
     # THEN the calls failed, and no canary is anywhere
     assert bodies and all('"code"' in body for body in bodies)
@@ -110,13 +110,13 @@ def test_no_canary_leaks_from_any_error_path(fault: str, upstream: str, everythi
 def test_the_canaries_did_reach_the_upstreams(upstreams: Any) -> None:
     """The search above would pass vacuously if the keys were never sent: they are, in headers only."""
     from bookrag.config.settings import get_settings
-    from bookrag.retrieval.retriever import get_retriever
+    from bookrag.services.container import container_for
 
     cohere, qdrant, _ = upstreams
     cohere.on("/v2/embed", cohere_embed)
     serve_qdrant(qdrant)
 
-    get_retriever(get_settings()).search("How do I install ROS 2?")
+    container_for(get_settings()).retriever.search("How do I install ROS 2?")
 
     assert cohere.calls("/v2/embed")[0].headers["authorization"] == f"Bearer {CANARIES['COHERE_API_KEY']}"
     assert qdrant.requests[0].headers["api-key"] == CANARIES["QDRANT_API_KEY"]

@@ -150,7 +150,7 @@ def test_within_the_max_age_the_settings_are_not_read_again(aws: dict[str, Any],
 
 
 def test_an_unchanged_re_read_keeps_the_cached_clients(aws: dict[str, Any], use_env: Callable[..., None]) -> None:
-    from bookrag.retrieval.retriever import get_retriever
+    from bookrag.services.container import container_for
 
     aws["secretsmanager"].create_secret(Name="bookrag/cohere-api-key", SecretString=COHERE_SECRET)
     use_env(EMBEDDING_PROVIDER="cohere", COHERE_API_KEY_SECRET_NAME="bookrag/cohere-api-key", SECRETS_MAX_AGE_S="0")
@@ -158,7 +158,7 @@ def test_an_unchanged_re_read_keeps_the_cached_clients(aws: dict[str, Any], use_
     first, second = get_settings(), get_settings()
 
     assert first is not second and first == second
-    assert get_retriever(first) is get_retriever(second)
+    assert container_for(first).retriever is container_for(second).retriever
 
 
 def test_a_failed_re_read_keeps_the_previous_settings(aws: dict[str, Any], use_env: Callable[..., None],
@@ -203,8 +203,8 @@ def test_boto3_is_not_imported_without_a_secret_name(tmp_path: Any) -> None:
     # A cold start configured by value (or local) must not pay for boto3.
     code = ("import sys\n"
             "from bookrag.config.settings import get_settings\n"
-            "from bookrag.web.app import get_app\n"
-            "get_settings(); get_app('all')\n"
+            "from bookrag.web.app import create_app\n"
+            "get_settings(); create_app('all')\n"
             "sys.exit(1 if 'boto3' in sys.modules else 0)\n")
     env = {k: v for k, v in os.environ.items() if not k.endswith("_SECRET_NAME")}
     env["QDRANT_PATH"] = str(tmp_path / "qdrant")

@@ -17,10 +17,8 @@ from typing import Any
 
 import pytest
 
-from bookrag.adapters.embedders import get_embedder
-from bookrag.adapters.qdrant.store import get_qdrant_client
-from bookrag.retrieval.retriever import get_retriever
-from bookrag.runtime import lambda_entry as lambda_runtime
+from bookrag.runtime import entry, snapstart
+from bookrag.services.container import container_for
 from tests.conftest import ROOT
 from tests.stubs import closed_port
 
@@ -47,8 +45,8 @@ def runtime(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeSnapshotRestore]:
     """A Lambda-like runtime: snapshot_restore_py importable, no hook registered yet in this process."""
     fake = FakeSnapshotRestore()
     monkeypatch.setitem(sys.modules, "snapshot_restore_py", fake)
-    monkeypatch.setattr(lambda_runtime, "_installed", set())
-    monkeypatch.setattr(lambda_runtime, "_hooks", {"before_snapshot": [], "after_restore": []})
+    monkeypatch.setattr(snapstart, "_installed", set())
+    monkeypatch.setattr(snapstart, "_hooks", {"before_snapshot": [], "after_restore": []})
     yield fake
 
 
@@ -62,33 +60,29 @@ RESTORE_WITH_REMOTE_CLIENTS = textwrap.dedent("""
     fake.register_before_snapshot = lambda fn, *a, **k: fake.before.append(fn) or fn
     sys.modules["snapshot_restore_py"] = fake
 
-    from bookrag.runtime import lambda_entry as lambda_runtime
-    from bookrag.adapters.cohere import get_cohere_client
-    from bookrag.adapters.embedders import get_embedder
-    from bookrag.retrieval.retriever import get_retriever
-    from bookrag.config.settings import get_settings
-    from bookrag.adapters.qdrant.store import get_qdrant_client
+    from bookrag.runtime import snapstart
+    from bookrag.services.container import current
 
-    lambda_runtime.install_snapstart_hooks("retrieval")
-    s = get_settings()
+    snapstart.install_snapstart_hooks("retrieval")
     def clients():
-        return [get_qdrant_client(s), get_cohere_client(s, s.cohere_timeout_s), get_embedder(s), get_retriever(s)]
+        c = current()
+        return [c.store.client, c.cohere, c.embedder, c.retriever]
     before = clients()
     for hook in fake.after:
         hook()
     after = clients()
     print(json.dumps({"fresh": [a is not b for a, b in zip(after, before)],
-                      "retriever_uses_new_client": get_retriever(s).store.client is after[0],
+                      "retriever_uses_new_client": current().retriever.store.client is after[0],
                       "hooks": len(fake.after)}))
 """)
 
 
 def test_handler_registers_one_hook_of_each_kind(runtime: FakeSnapshotRestore) -> None:
-    lambda_runtime.install_snapstart_hooks("retrieval")
-    lambda_runtime.install_snapstart_hooks("retrieval")  # a second import of the handler module
+    snapstart.install_snapstart_hooks("retrieval")
+    snapstart.install_snapstart_hooks("retrieval")  # a second import of the handler module
 
     assert len(runtime.before) == 1 and len(runtime.after) == 1
-    assert runtime.after == lambda_runtime.registered_hooks("after_restore")
+    assert runtime.after == snapstart.registered_hooks("after_restore")
 
 
 def test_after_restore_network_clients_are_built_fresh() -> None:
@@ -108,23 +102,24 @@ def test_after_restore_network_clients_are_built_fresh() -> None:
 
 def test_after_restore_keeps_the_local_model_and_embedded_store(runtime: FakeSnapshotRestore,
                                                                  book_env: Any) -> None:
-    lambda_runtime.install_snapstart_hooks("retrieval")
-    embedder, client = get_embedder(book_env), get_qdrant_client(book_env)
-    retriever = get_retriever(book_env)
+    snapstart.install_snapstart_hooks("retrieval")
+    container = container_for(book_env)
+    embedder, client, retriever = container.embedder, container.store.client, container.retriever
 
     for hook in runtime.after:
         hook()
 
-    # No connection to go stale: the model weights and the open store are what the snapshot is for.
-    assert get_embedder(book_env) is embedder and get_qdrant_client(book_env) is client
-    assert get_retriever(book_env) is not retriever
+    # No connection to go stale: the model weights and the open store are what the snapshot is for, and
+    # the retriever built on them holds nothing else.
+    assert container.embedder is embedder and container.store.client is client
+    assert container.retriever is retriever
 
 
 def test_before_snapshot_warms_the_function(runtime: FakeSnapshotRestore, book_env: Any) -> None:
-    lambda_runtime.install_snapstart_hooks("retrieval")
+    snapstart.install_snapstart_hooks("retrieval")
 
     for hook in reversed(runtime.before):  # Lambda runs them in reverse order of registration
         hook()
 
-    assert get_retriever.cache_info().currsize and get_embedder.cache_info().currsize
-    assert lambda_runtime.get_handler.cache_info().currsize
+    assert container_for(book_env).built("retriever") and container_for(book_env).built("embedder")
+    assert entry.get_handler.cache_info().currsize

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from bookrag.adapters.qdrant.store import VectorStore, get_qdrant_client
+from bookrag.adapters.qdrant.store import VectorStore, build_client
+from bookrag.services import container as containers
+from bookrag.services.container import container_for
 
 
 def test_settings_naming_the_same_folder_share_its_client(make_settings: Any) -> None:
@@ -14,16 +16,19 @@ def test_settings_naming_the_same_folder_share_its_client(make_settings: Any) ->
 
     # WHEN both open the store
     # THEN the second does not fail on the first one's lock: they share its client
-    assert get_qdrant_client(first) is get_qdrant_client(second)
+    assert build_client(first) is build_client(second)
+    assert container_for(first).store.client is container_for(second).store.client
 
 
 def test_the_folder_stays_usable_after_its_settings_leave_the_cache(make_settings: Any) -> None:
-    # GIVEN a store opened once, then enough other configurations to evict it from the client cache
+    # GIVEN a store opened once, then enough other configurations to evict its container
     settings = make_settings()
-    VectorStore(settings).exists()
-    for port in range(40000, 40000 + 2 * (get_qdrant_client.cache_info().maxsize or 8)):
-        get_qdrant_client(make_settings(qdrant_url=f"http://127.0.0.1:{port}"))
+    first = container_for(settings)
+    assert first.store.exists() is False
+    for port in range(40000, 40000 + 2 * containers._MAX_CONTAINERS):
+        container_for(make_settings(qdrant_url=f"http://127.0.0.1:{port}")).store.client  # noqa: B018
 
-    # WHEN the same folder is opened again
+    # WHEN the same folder is opened again, by a new container
     # THEN it works (no "already accessed by another instance")
+    assert container_for(settings) is not first
     assert VectorStore(settings).exists() is False

@@ -102,9 +102,9 @@ def qdrant() -> Iterator[StubServer]:
 
 @pytest.fixture(scope="module")
 def client() -> TestClient:
-    from bookrag.web.app import get_app
+    from bookrag.web.app import create_app
 
-    return TestClient(get_app("all"))
+    return TestClient(create_app("all"))
 
 
 @pytest.fixture

@@ -18,7 +18,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, ValidationError
 
-from bookrag.contracts.schemas import BookContentRequest, BookContextRequest, PerformRetrievalRequest, RetrieveRequest
+from bookrag.contracts.rest import RetrieveRequest
+from bookrag.contracts.tools import BookContentRequest, BookContextRequest, PerformRetrievalRequest
 from bookrag.domain.query import normalize_query
 from bookrag.errors import InvalidInputError
 from bookrag.services.python_api import MAX_QUERY_CHARS, MAX_TOP_K, _check, retrieve_chunks

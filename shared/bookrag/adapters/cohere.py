@@ -1,28 +1,33 @@
-"""The Cohere SDK behind one cached factory, and the one translation of its errors into ours.
+"""The Cohere SDK: how its client is built, the one wrapper every call goes through, and the one
+translation of its errors (and every HTTP upstream's) into ours.
 
 The SDK's defaults (300 s timeout, 2 retries honouring Retry-After up to 60 s) would outlive API
 Gateway's 30 s, so the client is built with an explicit timeout and no SDK retries; callers wrap
-calls in `bookrag.adapters.retrying` policies that bound both the attempts and the waits.
+calls go through `call_cohere`, whose policy bounds both the attempts and the waits.
 """
 
 from __future__ import annotations
 
 import email.utils
 import time
-from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from bookrag import errors
+from bookrag.adapters.retrying import call_with_retries
 
 if TYPE_CHECKING:
     import cohere
+    from cohere.core.request_options import RequestOptions
 
     from bookrag.config.settings import Settings
 
+T = TypeVar("T")
 
-@lru_cache(maxsize=4)
-def get_cohere_client(settings: Settings, timeout_s: float) -> cohere.ClientV2:
-    """One client (and so one connection pool) per container and timeout."""
+
+def build_client(settings: Settings) -> cohere.ClientV2:
+    """The Cohere client of a container: no SDK retries; its timeout is the request path's, and
+    each call passes its own (`request_options`), so embed, rerank and chat share one pool."""
     import cohere  # imported here: a warm-up or local-embedder container never pays for it
 
     if settings.cohere_api_key is None:
@@ -30,11 +35,35 @@ def get_cohere_client(settings: Settings, timeout_s: float) -> cohere.ClientV2:
     return cohere.ClientV2(
         api_key=settings.cohere_api_key.get_secret_value(),
         base_url=settings.cohere_base_url,
-        timeout=timeout_s,
+        timeout=settings.cohere_timeout_s,
         max_retries=0,
         client_name="bookrag",
         log_warning_experimental_features=False,
     )
+
+
+Family = Literal["embedding", "answer"]
+ClientProvider = Callable[[], "cohere.ClientV2"]
+
+
+def call_cohere(fn: Callable[[RequestOptions], T], family: Family, *, timeout_s: float | Callable[[], float],
+                attempts: int = 2,
+                max_wait: float = 1.0, retry_timeouts: bool = False) -> T:
+    """The one way we call Cohere: `fn(request_options)` with our timeout and no SDK retries, its
+    failures translated into our `family` of errors, retried by our bounded policy (one retry, at
+    most `max_wait` seconds, no retry of a timeout on a request path). A callable `timeout_s` is asked
+    before each attempt (what a request's deadline has left)."""
+
+    def attempt() -> T:
+        options: RequestOptions = {"timeout": timeout_s() if callable(timeout_s) else timeout_s, "max_retries": 0}
+        try:
+            return fn(options)
+        except errors.BookRAGError:
+            raise
+        except Exception as exc:  # every SDK and transport failure becomes our typed error
+            raise translate_cohere_error(exc, family) from None
+
+    return call_with_retries(attempt, attempts=attempts, max_wait=max_wait, retry_timeouts=retry_timeouts)
 
 
 def retry_after_seconds(headers: dict[str, str] | None) -> float | None:
@@ -52,7 +81,6 @@ def retry_after_seconds(headers: dict[str, str] | None) -> float | None:
     if parsed is None:
         return None
     return max(0.0, parsed.timestamp() - time.time())
-
 
 _FAMILIES: dict[str, dict[str, type[errors.BookRAGError]]] = {
     "embedding": {
@@ -72,7 +100,7 @@ _FAMILIES: dict[str, dict[str, type[errors.BookRAGError]]] = {
 }
 
 
-def translate_http_error(exc: BaseException, family: str, status: int | None = None,
+def translate_http_error(exc: BaseException, family: Family, status: int | None = None,
                          headers: dict[str, str] | None = None) -> errors.BookRAGError:
     """Map a transport failure or an HTTP status to our error of `family` ("embedding" or "answer").
 
@@ -99,7 +127,7 @@ def translate_http_error(exc: BaseException, family: str, status: int | None = N
     return kinds["other"]()
 
 
-def translate_cohere_error(exc: BaseException, family: str) -> errors.BookRAGError:
+def translate_cohere_error(exc: BaseException, family: Family) -> errors.BookRAGError:
     from cohere.core.api_error import ApiError
 
     if isinstance(exc, ApiError):

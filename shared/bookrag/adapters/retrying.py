@@ -13,7 +13,7 @@ from typing import TypeVar
 
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 
-from bookrag.errors import AnswerTimeoutError, BookRAGError, EmbeddingTimeoutError, StoreTimeoutError
+from bookrag.errors import BookRAGError, TimedOut
 
 T = TypeVar("T")
 
@@ -28,7 +28,7 @@ def call_with_retries(fn: Callable[[], T], *, attempts: int, max_wait: float, re
     def should_retry(exc: BaseException) -> bool:
         if not isinstance(exc, BookRAGError) or not exc.recoverable:
             return False
-        if not retry_timeouts and isinstance(exc, EmbeddingTimeoutError | AnswerTimeoutError | StoreTimeoutError):
+        if not retry_timeouts and isinstance(exc, TimedOut):
             return False
         hint = _retry_after(exc)
         return hint is None or hint <= max_wait

@@ -27,28 +27,25 @@ Errors are raised as our typed errors (`bookrag.errors`); the web layer maps the
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from pydantic import SecretStr
 
 from bookrag import errors
-from bookrag.answering.answerers import build_answerer
 from bookrag.answering.answerers.base import SYSTEM_PROMPT, Answerer, Deadline, Draft
 from bookrag.answering.citations import Ledger, verify_citations
 from bookrag.answering.context import book_context
 from bookrag.answering.deobfuscation import readings
-from bookrag.config.settings import get_settings
 from bookrag.contracts.agent import MESSAGES, REFUSAL, Response, Source
 from bookrag.domain.models import SearchHit
 from bookrag.domain.query import normalize_query
 from bookrag.observability import logger
-from bookrag.retrieval.retriever import Retriever, SearchOptions, get_retriever
+from bookrag.retrieval.retriever import Retriever, SearchOptions
 
 if TYPE_CHECKING:
     from bookrag.config.settings import Settings
 
-__all__ = ["BookRAGAgent", "get_agent", "run_agent"]
+__all__ = ["BookRAGAgent", "validate_query"]
 
 AGENT_DEADLINE_S = 20.0
 MAX_QUERY_CHARS = 1000
@@ -182,14 +179,3 @@ def _shingles(text: str) -> set[tuple[str, ...]]:
         out.update(tuple(words[i:i + _FINGERPRINT_WORDS]) for i in range(len(words) - _FINGERPRINT_WORDS + 1))
     return out
 
-
-@lru_cache(maxsize=4)
-def get_agent(settings: Settings) -> BookRAGAgent:
-    """One agent (retriever, answerer and their clients) per container and settings."""
-    retriever = get_retriever(settings)
-    return BookRAGAgent(settings, retriever, build_answerer(settings, retriever))
-
-
-def run_agent(query: str) -> Response:
-    """Answer `query` from the book with the process-wide settings. See the module docstring."""
-    return get_agent(get_settings()).run(query)

@@ -14,7 +14,6 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from functools import lru_cache
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -25,8 +24,8 @@ from bookrag.errors import AuthUnavailableError
 RECORD_TTL_S = 60.0  # a revoked or disabled key stops working within this (plus the authorizer's cache TTL)
 
 
-@lru_cache(maxsize=1)
-def get_dynamodb_client() -> Any:
+def build_client() -> Any:
+    """A DynamoDB client with short timeouts: an authorizer that waits is an API that waits."""
     import boto3  # only here: a function without DynamoDB auth never pays for it (~0.25 s)
     from botocore.config import Config
 

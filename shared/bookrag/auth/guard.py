@@ -31,7 +31,6 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Protocol
 
 from bookrag.errors import (
@@ -237,17 +236,16 @@ class Guard:
             return 0
 
 
-@lru_cache(maxsize=4)
-def get_guard(settings: AuthSettings) -> Guard | None:
-    """The guard of this container (None when AUTH_ENABLED is false): one DynamoDB client, reused."""
+def build_guard(settings: AuthSettings, dynamodb: Callable[[], Any]) -> Guard | None:
+    """The guard the settings describe (None when AUTH_ENABLED is false); `dynamodb` gives the client."""
     if not settings.auth_enabled:
         return None
     keys: KeyStore
     counter: Counter
     if settings.api_keys_table and settings.rate_limit_table:
-        from bookrag.auth.dynamodb import DynamoDBCounter, DynamoDBKeyStore, get_dynamodb_client
+        from bookrag.auth.dynamodb import DynamoDBCounter, DynamoDBKeyStore
 
-        client = get_dynamodb_client()
+        client = dynamodb()
         keys = DynamoDBKeyStore(client, settings.api_keys_table)
         counter = DynamoDBCounter(client, settings.rate_limit_table)
     else:
@@ -278,4 +276,4 @@ def authorize_http_api(event: dict[str, Any], guard: Guard) -> dict[str, Any]:
 
 
 __all__ = ["API_KEY_HEADER", "OPEN_PATHS", "AuthUnavailableError", "Guard", "KeyRecord", "Principal",
-           "authorize_http_api", "get_guard", "hash_key", "mint_key"]
+           "authorize_http_api", "build_guard", "hash_key", "mint_key"]

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from pydantic import BaseModel, Field
 
 from bookrag import errors
+from bookrag.contracts.base import ErrorBody, FieldCodes, QueryRequest
 from bookrag.domain.models import SearchHit
+from bookrag.domain.query import POLICIES
 
 REFUSAL = "This question is not answered in the book."
 
@@ -82,3 +86,18 @@ def agent_error_fields(exc: errors.BookRAGError) -> dict[str, str | bool]:
 def error_response(exc: errors.BookRAGError) -> ErrorResponse:
     """The contract's ErrorResponse for an error `run_agent` raised."""
     return ErrorResponse.model_validate(agent_error_fields(exc))
+
+
+class AnswerRequest(QueryRequest):
+    error_codes: ClassVar[FieldCodes] = {"query": ("INVALID_QUERY", "INVALID_QUERY_LENGTH")}
+
+    query: str = Field(min_length=1, max_length=POLICIES["agent"].max_query_chars,
+                       description="A question about the book")
+
+
+
+class AnswerErrorBody(ErrorBody):
+    """Errors of /api/answer also carry the agent contract's ErrorResponse fields."""
+
+    message: str = Field(description="User-facing message from the agent contract")
+    error_type: str = Field(description="EmbeddingError | RetrievalError | InvalidQueryError | AgentError | ...")

@@ -1,8 +1,18 @@
-"""The agent tools' definitions, exactly as the contracts give them (OpenAI-style function schemas)."""
+"""The agent tools' contracts: their definitions exactly as the contracts give them (OpenAI-style
+function schemas), and the request and response models of their HTTP routes."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, Field, StrictInt, field_validator
+
+from bookrag.contracts.base import FieldCodes, Filter, QueryRequest, Score
+from bookrag.domain.query import POLICIES
+
+_CONTENT = POLICIES["tool_content"]
+_PERFORM = POLICIES["perform_retrieval"]
+_CONTEXT = POLICIES["book_context"]
 
 NO_CONTENT_TOOL = "No relevant content found"
 
@@ -58,3 +68,85 @@ TOOL_DEFINITIONS: list[dict[str, Any]] = [
         },
     },
 ]
+
+
+class BookContentRequest(QueryRequest):
+    error_codes: ClassVar[FieldCodes] = {
+        "query": ("INVALID_QUERY", "INVALID_QUERY"),
+        "top_k": ("INVALID_TOP_K", "INVALID_TOP_K"),
+        "min_score": ("INVALID_SCORE_THRESHOLD", "INVALID_SCORE_THRESHOLD"),
+    }
+
+    query: str = Field(min_length=1, max_length=_CONTENT.max_query_chars, description="The user's question or query")
+    top_k: float = Field(_CONTENT.default_top_k, ge=_CONTENT.min_top_k, le=_CONTENT.max_top_k, allow_inf_nan=False,
+                         description="Number of top results (1..10)")
+    min_score: Score | None = Field(None, description="Minimum relevance score (0..1; default 0.5 with Cohere)")
+    module_name: Filter = None
+    source_file: Filter = None
+
+    @field_validator("top_k")
+    @classmethod
+    def _whole(cls, value: float) -> float:
+        if value != int(value):
+            raise ValueError("top_k must be a whole number")
+        return value
+
+
+
+class BookContentResult(BaseModel):
+    id: str
+    content: str
+    score: float
+    source_url: str
+    page_number: int
+    section_title: str
+    metadata: dict[str, Any]
+
+
+
+class BookContentResponse(BaseModel):
+    results: list[BookContentResult]
+    query_embedding_used: list[float]
+    message: str | None = None
+
+
+
+class PerformRetrievalRequest(QueryRequest):
+    error_codes: ClassVar[FieldCodes] = {
+        "query": ("INVALID_QUERY", "INVALID_QUERY_LENGTH"),
+        "top_k": ("INVALID_TOP_K", "INVALID_TOP_K"),
+    }
+
+    query: str = Field(min_length=1, max_length=_PERFORM.max_query_chars)
+    top_k: StrictInt = Field(_PERFORM.default_top_k, ge=_PERFORM.min_top_k, le=_PERFORM.max_top_k)
+    module_name: Filter = None
+    source_file: Filter = None
+
+
+
+class PerformRetrievalResult(BaseModel):
+    content: str
+    source_url: str
+    similarity_score: float
+    position: int
+
+
+
+class PerformRetrievalResponse(BaseModel):
+    results: list[PerformRetrievalResult]
+    query: str
+    total_results: int
+
+
+
+class BookContextRequest(QueryRequest):
+    error_codes: ClassVar[FieldCodes] = {"query": ("INVALID_QUERY", "INVALID_QUERY")}
+
+    query: str = Field(min_length=1, max_length=_CONTEXT.max_query_chars,
+                       description="The user's question about the book content")
+
+
+
+class BookContextResponse(BaseModel):
+    context: str
+    sources: list[dict[str, Any]]

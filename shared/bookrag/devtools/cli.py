@@ -54,15 +54,15 @@ def ingest(
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON")] = False,
 ) -> None:
     """Ingest (incrementally) a Docusaurus docs tree into the vector store."""
-    from bookrag.adapters.embedders import get_embedder
-    from bookrag.adapters.qdrant.store import get_store
     from bookrag.config.settings import get_settings
     from bookrag.ingestion.ingestor import Ingestor
+    from bookrag.services.container import container_for
 
     try:
         settings = get_settings()
         with _RichProgress() as progress:
-            report = Ingestor(settings, get_embedder(settings), get_store(settings), progress).run(path)
+            container = container_for(settings)
+            report = Ingestor(settings, container.embedder, container.store, progress).run(path)
     except BookRAGError as exc:
         _fail(exc)
         return
@@ -138,10 +138,10 @@ def serve(
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     import uvicorn
 
-    from bookrag.web.app import get_app
+    from bookrag.web.app import create_app
 
     # Keep-alive above common client idle timeouts (httpx: 5 s), so pooled connections are not reset.
-    uvicorn.run(get_app("all"), host=host, port=port, log_level="warning", timeout_keep_alive=30)
+    uvicorn.run(create_app("all"), host=host, port=port, log_level="warning", timeout_keep_alive=30)
 
 
 @app.command()
@@ -150,7 +150,7 @@ def ask(
     as_json: Annotated[bool, typer.Option("--json", help="Print the agent's Response as JSON")] = False,
 ) -> None:
     """Answer a question from the book only, with its sources (or refuse)."""
-    from bookrag.answering.agent import run_agent
+    from bookrag.services.python_api import run_agent
 
     try:
         response = run_agent(question)

@@ -32,7 +32,7 @@ def main() -> int:
         for c in chunks:
             print(f"  [{c.score:.3f}] {c.source_file} > {c.section_heading}\n          {c.source_url}")
         try:
-            from bookrag.answering.agent import run_agent
+            from bookrag.services.python_api import run_agent
         except ImportError:
             continue
         response = run_agent(question)

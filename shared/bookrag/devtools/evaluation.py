@@ -349,14 +349,13 @@ def evaluate_files(settings: Settings, questions_path: Path, modes: Sequence[str
         InvalidInputError: a bad question set or mode.
         DocumentError, EmbeddingError, StoreError: from ingest or retrieval.
     """
-    from bookrag.adapters.embedders import get_embedder
-    from bookrag.adapters.qdrant.store import get_store
     from bookrag.ingestion.ingestor import Ingestor
-    from bookrag.retrieval.retriever import get_retriever
+    from bookrag.services.container import container_for
 
     questions = load_questions(questions_path)
+    container = container_for(settings)
     if docs is not None:
-        Ingestor(settings, get_embedder(settings), get_store(settings)).run(docs)
-    report = run_evaluation(get_retriever(settings), questions, modes)
+        Ingestor(settings, container.embedder, container.store).run(docs)
+    report = run_evaluation(container.retriever, questions, modes)
     report.config["question_set"] = questions_path.name
     return report

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 # The payload fields every stored chunk carries (see docs/ARCHITECTURE.md).
 PAYLOAD_FIELDS = (

@@ -1,13 +1,43 @@
-"""Query normalisation, shared by every interface before its own contract's limits are checked."""
+"""Queries: how every interface normalises one, and the limits each interface puts on it.
+
+The contracts differ (perform_retrieval allows 500 characters, the others 1,000; the Python API
+allows top_k up to 100, the HTTP interfaces 10) and each interface keeps its own: `POLICIES` is the
+one place they are written. Lengths are counted after normalisation, which is also what the OpenAPI
+document says.
+"""
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from dataclasses import dataclass
+from typing import Literal
 
 # C0/C1 controls except tab/newline, plus zero-width and bidi overrides that hide text from readers.
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]")
 _SPACE = re.compile(r"\s+")
+
+Interface = Literal["rest", "tool_content", "perform_retrieval", "book_context", "agent", "python"]
+
+
+@dataclass(frozen=True, slots=True)
+class QueryPolicy:
+    """The limits of one interface: query length (after normalisation) and result count."""
+
+    max_query_chars: int = 1000
+    min_top_k: int = 1
+    max_top_k: int = 10
+    default_top_k: int = 5
+
+
+POLICIES: dict[Interface, QueryPolicy] = {
+    "rest": QueryPolicy(),
+    "tool_content": QueryPolicy(),
+    "perform_retrieval": QueryPolicy(max_query_chars=500),
+    "book_context": QueryPolicy(),
+    "agent": QueryPolicy(),
+    "python": QueryPolicy(max_top_k=100),
+}
 
 
 def normalize_query(text: str) -> str:

@@ -12,12 +12,13 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from bookrag import errors
-from bookrag.adapters.cohere import get_cohere_client, translate_cohere_error
-from bookrag.adapters.retrying import call_with_retries
+from bookrag.adapters.cohere import ClientProvider, call_cohere
 from bookrag.domain.models import StoredHit, embedding_text
 from bookrag.observability import logger
 
 if TYPE_CHECKING:
+    from cohere.core.request_options import RequestOptions
+
     from bookrag.config.settings import Settings
 
 MAX_DOCUMENTS = 100  # Cohere bills a search per 100 documents; our candidate lists stay below it
@@ -33,32 +34,26 @@ def rerank_text(hit: StoredHit) -> str:
 class CohereReranker:
     """Cohere `ClientV2.rerank`. Raises our `EmbeddingError` family (the same upstream, the same failures)."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, client: ClientProvider) -> None:
         if settings.cohere_rerank_model is None:
             raise errors.ConfigError("COHERE_RERANK_MODEL is not set")
         if settings.cohere_api_key is None:
             raise errors.ConfigError("COHERE_API_KEY is required when COHERE_RERANK_MODEL is set")
         self.settings = settings
         self.model = settings.cohere_rerank_model
+        self._client = client
 
     def scores(self, query: str, documents: Sequence[str]) -> list[tuple[int, float]]:
         """(index into `documents`, relevance score) pairs, most relevant first."""
-        client = get_cohere_client(self.settings, self.settings.cohere_timeout_s)
-
-        def call() -> list[tuple[int, float]]:
-            try:
-                response = client.rerank(model=self.model, query=query, documents=list(documents),
-                                         top_n=len(documents))
-                ranked = [(int(r.index), float(r.relevance_score)) for r in response.results]
-            except errors.BookRAGError:
-                raise
-            except Exception as exc:
-                raise translate_cohere_error(exc, "embedding") from None
+        def rerank(options: RequestOptions) -> list[tuple[int, float]]:
+            response = self._client().rerank(model=self.model, query=query, documents=list(documents),
+                                             top_n=len(documents), request_options=options)
+            ranked = [(int(r.index), float(r.relevance_score)) for r in response.results]
             if any(not 0 <= i < len(documents) for i, _ in ranked):
                 raise errors.EmbeddingUnavailableError("The reranker returned an unknown document index")
             return ranked
 
-        return call_with_retries(call, attempts=2, max_wait=1.0, retry_timeouts=False)
+        return call_cohere(rerank, "embedding", timeout_s=self.settings.cohere_timeout_s)
 
     def rerank(self, query: str, hits: list[StoredHit]) -> list[StoredHit]:
         """`hits` in the reranker's order (its relevance as `rank_score`); unchanged if the call fails.

@@ -19,24 +19,26 @@ score: the lowest cosine among itself and every result ranked above it (a runnin
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal
 
-from bookrag.adapters.qdrant.store import Fusion, VectorStore, get_store
-from bookrag.domain.models import Filters, SearchHit, SearchResult
+import numpy as np
+
+from bookrag.adapters.qdrant.store import Fusion, VectorStore
+from bookrag.domain.models import Filters, SearchHit, SearchResult, SparseVector
+from bookrag.domain.query import Interface
 from bookrag.domain.thresholds import DEFAULT_THRESHOLDS
 from bookrag.errors import ConfigError, InvalidInputError
 from bookrag.retrieval.ranking import diversify, monotone_scores
-from bookrag.text.bm25 import BM25Encoder
+from bookrag.text.bm25 import BM25Encoder, term_id
 
 if TYPE_CHECKING:
     from bookrag.adapters.embedders import CachedEmbedder
     from bookrag.config.settings import RetrievalMode, Settings
     from bookrag.retrieval.rerank import CohereReranker
 
-Interface = Literal["rest", "tool_content", "agent", "python", "perform_retrieval"]
 Order = Literal["score", "rank"]
 
 # Candidates fetched per search: enough for the diversity caps and the reranker to choose from
@@ -144,18 +146,29 @@ class Retriever:
         return "\n\n".join(str(c.get("content_text", "")) for c in chunks) or hit.text
 
 
+    def uses_term(self, term: str) -> bool:
+        """True when the book contains the stemmed `term` anywhere: its sparse index holds every term."""
+        zero = np.zeros(self.embedder.dimension, dtype=np.float32)
+        return bool(self.store.search(zero, SparseVector([term_id(term)], [1.0]), mode="sparse", limit=1))
 
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embedder.embed_query(text)
 
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        return self.embedder.embed_documents(texts)
 
+    @property
+    def embeds_locally(self) -> bool:
+        """Whether embedding costs nothing but CPU (so an answerer may embed sentences on a request)."""
+        return self.settings.resolved_embedding_provider == "local"
 
-@lru_cache(maxsize=8)
-def get_retriever(settings: Settings) -> Retriever:
-    """Raises `ConfigError` when a rerank model is set without a Cohere key."""
-    from bookrag.adapters.embedders import get_embedder
-
-    reranker = None
-    if settings.cohere_rerank_model:
-        from bookrag.retrieval.rerank import CohereReranker
-
-        reranker = CohereReranker(settings)
-    return Retriever(settings, get_embedder(settings), get_store(settings), reranker)
+    def warm_up(self) -> None:
+        """Check the index and run one search, so the first request finds every model and query type
+        built. Never a paid call: with a remote embedder any unit vector exercises the same code."""
+        self.store.check_embedder(self.embedder.name, self.embedder.dimension)
+        if self.embeds_locally:
+            vector = self.embedder.inner.embed_query("warm up")  # not cached: pages in the weights
+        else:
+            dim = self.embedder.dimension
+            vector = np.full(dim, 1.0 / math.sqrt(dim), dtype=np.float32)
+        self.store.search(vector, self.bm25.encode_query("warm up"), mode=self.settings.retrieval_mode, limit=1)

@@ -2,29 +2,23 @@
 
 from __future__ import annotations
 
-import sys
 import time
 from typing import Any
 
 from bookrag import __version__
 from bookrag.domain.thresholds import DEFAULT_THRESHOLDS
-from bookrag.observability import _state
+from bookrag.observability import process_state
+from bookrag.services.container import current
 
 
-def _factory_ready(module: str, factory: str) -> bool:
-    # Only look at modules already imported: importing them here would cost the cold start we avoid.
-    mod = sys.modules.get(module)
-    cached = getattr(mod, factory, None) if mod else None
-    return bool(cached is not None and cached.cache_info().currsize)
-
-
-def health() -> dict[str, Any]:
-    """Raises `ConfigError` (naming the variable) when configuration is invalid."""
-    from bookrag.config.settings import get_settings
-
-    s = get_settings()
+def health(app_ready: bool = True) -> dict[str, Any]:
+    """What this container runs and what it has built. Raises `ConfigError` (naming the variable)
+    when configuration is invalid. Builds nothing: readiness is read, never caused. `app_ready`: whether
+    the caller has built its HTTP app (a request served by the app has)."""
+    container = current()
+    s = container.settings
     provider = s.resolved_embedding_provider
-
+    state = process_state()
     return {
         "status": "ok",
         "version": __version__,
@@ -34,11 +28,7 @@ def health() -> dict[str, Any]:
         "collection": s.qdrant_collection,
         "retrieval_mode": s.retrieval_mode,
         "default_thresholds": DEFAULT_THRESHOLDS[provider],
-        "cold_start": _state["invocations"] <= 1,
-        "clients_ready": {
-            "embedder": _factory_ready("bookrag.adapters.embedders", "get_embedder"),
-            "store": _factory_ready("bookrag.adapters.qdrant.store", "get_qdrant_client"),
-            "app": _factory_ready("bookrag.web.app", "get_app"),
-        },
-        "uptime_s": round(time.time() - _state["started"], 3),
+        "cold_start": state["invocations"] <= 1,
+        "clients_ready": {**container.ready(), "app": app_ready},
+        "uptime_s": round(time.time() - state["started"], 3),
     }

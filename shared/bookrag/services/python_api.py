@@ -1,16 +1,18 @@
-"""The Python retrieval contract: `retrieve_chunks` and `validate_retrieval`."""
+"""The Python API: the retrieval contract's `retrieve_chunks` and `validate_retrieval`, and the agent
+contract's `run_agent`, on the process-wide settings."""
 
 from __future__ import annotations
 
 import math
 from typing import Any
 
-from bookrag.config.settings import get_settings
+from bookrag.contracts.agent import Response
 from bookrag.contracts.python_api import RetrievedChunk
 from bookrag.domain.models import Filters
 from bookrag.domain.query import normalize_query
 from bookrag.errors import InvalidInputError
-from bookrag.retrieval.retriever import SearchOptions, get_retriever
+from bookrag.retrieval.retriever import SearchOptions
+from bookrag.services.container import current
 
 MAX_QUERY_CHARS = 1000
 MAX_TOP_K = 100
@@ -46,7 +48,7 @@ def retrieve_chunks(query_text: str, top_k: int = 5, min_score: float = 0.0, *,
         RuntimeError: the embedding model failed (`EmbeddingError`) or the search failed (`StoreError`).
     """
     query = _check(query_text, top_k, min_score)
-    retriever = get_retriever(get_settings())
+    retriever = current().retriever
     result = retriever.search(query, SearchOptions(
         top_k=top_k, min_score=float(min_score), filters=Filters(module_name, source_file)))
     return [RetrievedChunk.from_hit(h) for h in result.hits]
@@ -85,3 +87,12 @@ def validate_retrieval(query_text: str, expected_sources: list[str] | None = Non
         "results": [c.model_dump() for c in chunks],
         "expected_sources_found": found,
     }
+
+
+def run_agent(query: str) -> Response:
+    """Answer `query` from the book only, citing its sections, or refuse (the agent contract).
+
+    Raises `InvalidInputError` (ValueError), `EmbeddingError`, store errors and `AnswerError` subclasses;
+    `bookrag.contracts.agent.error_response(exc)` gives the contract's `ErrorResponse` for any of them.
+    """
+    return current().agent.run(query)

@@ -1,14 +1,15 @@
-"""The FastAPI app. `get_app(kind)` builds it once per container; routes are thin and delegate."""
+"""The FastAPI app. `create_app(kind)` wires routes, error handlers and middleware; routes are thin
+and delegate to the container's services. The Lambda runtime builds one per process."""
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any, Literal
 
 from fastapi import FastAPI
 
 from bookrag import __version__
-from bookrag.contracts.schemas import ErrorBody, HealthResponse
+from bookrag.contracts.base import ErrorBody
+from bookrag.contracts.health import HealthResponse
 from bookrag.web import errors as web_errors
 from bookrag.web.middleware.api_key import ApiKeyAuth
 from bookrag.web.middleware.body_limit import BodySizeLimit
@@ -50,8 +51,4 @@ def create_app(kind: AppKind = "all") -> FastAPI:
         app.include_router(agent_router)
     return app
 
-
-@lru_cache(maxsize=3)
-def get_app(kind: AppKind = "all") -> FastAPI:
-    return create_app(kind)
 

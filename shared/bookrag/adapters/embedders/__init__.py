@@ -1,4 +1,4 @@
-"""Embedder factory: one embedder per container, with a bounded LRU cache of query vectors."""
+"""The embedder the settings name, with a bounded LRU cache of query vectors."""
 
 from __future__ import annotations
 
@@ -12,9 +12,10 @@ from bookrag.adapters.embedders.base import Embedder
 if TYPE_CHECKING:
     import numpy as np
 
+    from bookrag.adapters.cohere import ClientProvider
     from bookrag.config.settings import Settings
 
-__all__ = ["CachedEmbedder", "Embedder", "get_embedder"]
+__all__ = ["CachedEmbedder", "Embedder", "build_embedder"]
 
 _APPROX_TOKEN = re.compile(r"\w+|[^\w\s]")
 
@@ -50,14 +51,13 @@ class CachedEmbedder:
         return self._cached.cache_info()
 
 
-@lru_cache(maxsize=4)
-def get_embedder(settings: Settings) -> CachedEmbedder:
-    """Build the configured embedder once per container (and per settings, for tests)."""
+def build_embedder(settings: Settings, cohere_client: ClientProvider) -> CachedEmbedder:
+    """The configured embedder, wrapped in the query-vector cache (the container builds it once)."""
     inner: Embedder
     if settings.resolved_embedding_provider == "cohere":
         from bookrag.adapters.embedders.cohere import CohereEmbedder
 
-        inner = CohereEmbedder(settings)
+        inner = CohereEmbedder(settings, cohere_client)
     else:
         from bookrag.adapters.embedders.local import LocalEmbedder
 

@@ -12,7 +12,7 @@ import atexit
 import math
 import threading
 from collections.abc import Callable, Iterable, Sequence
-from functools import cache, lru_cache, partial
+from functools import cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
@@ -42,9 +42,9 @@ Fusion = Literal["rrf", "dbsf"]
 
 
 
-@lru_cache(maxsize=8)
-def get_qdrant_client(settings: Settings) -> QdrantClient:
-    """One client per container: its connection pool (or the embedded store's lock) is reused."""
+def build_client(settings: Settings) -> QdrantClient:
+    """A remote client (its own connection pool; the container keeps one), or the process's one
+    embedded client for the folder."""
     from bookrag.adapters.qdrant.lazy_imports import import_qdrant_client
 
     import_qdrant_client()  # without its eager pydantic model rebuild: ~0.25 s off a cold start
@@ -135,7 +135,7 @@ class VectorStore:
     def client(self) -> QdrantClient:
         if self._client is None:
             try:
-                self._client = get_qdrant_client(self.settings)
+                self._client = build_client(self.settings)
             except errors.BookRAGError:
                 raise
             except Exception as exc:
@@ -348,8 +348,3 @@ def _to_filter(filters: Filters | None) -> qm.Filter | None:
     if filters.source_file:
         must.append(qm.FieldCondition(key="source_file", match=qm.MatchValue(value=filters.source_file)))
     return qm.Filter(must=must)
-
-
-@lru_cache(maxsize=8)
-def get_store(settings: Settings) -> VectorStore:
-    return VectorStore(settings)

@@ -15,7 +15,7 @@ Every call's timeout is capped by the request's `Deadline`.
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from bookrag.adapters.cohere import translate_http_error
@@ -53,11 +53,13 @@ MIN_SEARCH_S = 0.5
 MAX_TOOL_CALLS_PER_STEP = 3
 
 
-@lru_cache(maxsize=4)
-def get_http_client(settings: Settings, provider: str) -> httpx.Client:
-    """One client (one connection pool) per container and provider; no redirects, explicit timeouts."""
+def build_http_client(settings: Settings) -> httpx.Client:
+    """The HTTP pool of the configured chat provider; no redirects, explicit timeouts."""
     import httpx
 
+    provider = settings.resolved_llm_provider
+    if provider not in DEFAULTS:
+        raise ConfigError(f"LLM_PROVIDER={provider} does not speak the chat-completions API")
     key = settings.gemini_api_key if provider == "gemini" else settings.openai_api_key
     if key is None:
         raise ConfigError(f"{provider.upper()}_API_KEY is not set")
@@ -68,8 +70,9 @@ def get_http_client(settings: Settings, provider: str) -> httpx.Client:
 
 
 class ChatCompletionsAnswerer:
-    def __init__(self, settings: Settings, provider: str) -> None:
+    def __init__(self, settings: Settings, provider: str, http: Callable[[], httpx.Client]) -> None:
         self.settings = settings
+        self._http = http
         self.provider = provider
         self.name = provider
         self.model = settings.llm_model or DEFAULTS[provider][1]
@@ -124,7 +127,7 @@ class ChatCompletionsAnswerer:
         return render_documents(docs.add(hits))
 
     def _complete(self, body: dict[str, Any], deadline: Deadline) -> dict[str, Any]:
-        client = get_http_client(self.settings, self.provider)
+        client = self._http()
 
         def attempt() -> dict[str, Any]:
             import httpx

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from bookrag.adapters.cohere import get_cohere_client, translate_cohere_error
-from bookrag.adapters.retrying import call_with_retries
+from bookrag.adapters.cohere import ClientProvider, call_cohere
 from bookrag.answering.answerers.base import SYSTEM_PROMPT, Deadline, DocumentSet, Draft, Retrieve, is_refusal_text
 from bookrag.domain.models import SearchHit
-from bookrag.errors import AnswerError, BookRAGError
+from bookrag.errors import AnswerError
 
 if TYPE_CHECKING:
+    from cohere.core.request_options import RequestOptions
+
     from bookrag.config.settings import Settings
 
 DEFAULT_MODEL = "command-r-plus-08-2024"
@@ -24,8 +25,9 @@ DEFAULT_MODEL = "command-r-plus-08-2024"
 class CohereAnswerer:
     name = "cohere"
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, client: ClientProvider) -> None:
         self.settings = settings
+        self._client = client
         self.model = settings.llm_model or DEFAULT_MODEL
 
     def answer(self, question: str, hits: list[SearchHit], retrieve: Retrieve, deadline: Deadline) -> Draft:
@@ -36,23 +38,15 @@ class CohereAnswerer:
                      for label, hit in labelled]
         messages = [{"role": "system", "content": SYSTEM_PROMPT},
                     {"role": "user", "content": question}]
-        response = call_with_retries(lambda: self._chat(messages, documents, deadline),
-                                     attempts=2, max_wait=1.0, retry_timeouts=False)
+        def chat(options: RequestOptions) -> Any:
+            return self._client().chat(model=self.model, messages=messages, documents=documents,  # type: ignore[arg-type]
+                                       temperature=0.0, request_options=options)
+
+        response = call_cohere(chat, "answer", timeout_s=lambda: deadline.timeout(self.settings.llm_timeout_s))
         text = _with_markers(response)
         if is_refusal_text(text):
             return Draft(text, refused=True, reason="model_refused")
         return Draft(text, citations=docs.citations())
-
-    def _chat(self, messages: list[dict[str, Any]], documents: list[dict[str, Any]], deadline: Deadline) -> Any:
-        timeout = deadline.timeout(self.settings.llm_timeout_s)
-        client = get_cohere_client(self.settings, self.settings.llm_timeout_s)
-        try:
-            return client.chat(model=self.model, messages=messages, documents=documents,  # type: ignore[arg-type]
-                               temperature=0.0, request_options={"timeout": timeout, "max_retries": 0})
-        except BookRAGError:
-            raise
-        except Exception as exc:  # every SDK/transport failure becomes our typed error
-            raise translate_cohere_error(exc, "answer") from None
 
 
 def _with_markers(response: Any) -> str:

@@ -58,9 +58,9 @@ import numpy as np
 
 from bookrag.answering.answerers.base import Deadline, DocumentSet, Draft, Retrieve, run_within
 from bookrag.contracts.agent import REFUSAL
-from bookrag.domain.models import SearchHit, SparseVector
+from bookrag.domain.models import SearchHit
 from bookrag.errors import StoreTimeoutError
-from bookrag.text.bm25 import term_id, tokenize
+from bookrag.text.bm25 import tokenize
 from bookrag.text.sentences import Unit, extract_units
 
 if TYPE_CHECKING:
@@ -146,7 +146,7 @@ class ExtractiveAnswerer:
     def __init__(self, retriever: Retriever, calibration: Calibration | None = None) -> None:
         self.retriever = retriever
         provider = retriever.settings.resolved_embedding_provider
-        self._local = provider == "local"
+        self._local = retriever.embeds_locally
         self.calibration = calibration or CALIBRATION[provider]
 
     # --- the Answerer protocol ---------------------------------------------------------------
@@ -187,10 +187,7 @@ class ExtractiveAnswerer:
         return Unknown(words=unknown, named=[t for t in unknown if t in names], total=len(words))
 
     def _in_book(self, term: str) -> bool:
-        # The sparse index holds every stemmed term of the book: a hit means the book uses the term.
-        zero = np.zeros(self.retriever.embedder.dimension, dtype=np.float32)
-        found = self.retriever.store.search(zero, SparseVector([term_id(term)], [1.0]), mode="sparse", limit=1)
-        return bool(found)
+        return self.retriever.uses_term(term)
 
     def score(self, question: str, hits: list[SearchHit]) -> list[Scored]:
         """Every unit of `hits`, best first. Raises `EmbeddingError`."""
@@ -232,10 +229,10 @@ class ExtractiveAnswerer:
             # A remote embedder's document calls run the ingest retry policy (long waits): not on a
             # request path. Each unit then inherits its chunk's similarity; overlap ranks within it.
             return np.asarray([u[0].score for u in units], dtype=np.float32)
-        q_vec = self.retriever.embedder.embed_query(question)
+        q_vec = self.retriever.embed_query(question)
         texts = [u[2] for u in units]
         lead_ins = [i for i, u in enumerate(units) if u[1].items]
-        vectors = np.asarray(self.retriever.embedder.embed_documents(texts + [units[i][1].text for i in lead_ins]))
+        vectors = np.asarray(self.retriever.embed_documents(texts + [units[i][1].text for i in lead_ins]))
         cosines: np.ndarray = np.asarray(vectors[: len(texts)] @ q_vec, dtype=np.float32)
         for j, i in enumerate(lead_ins):  # a list can dilute its lead-in's meaning, or carry it
             cosines[i] = max(cosines[i], float(vectors[len(texts) + j] @ q_vec))

@@ -14,10 +14,10 @@ from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 
-from bookrag.auth.guard import API_KEY_HEADER, OPEN_PATHS, Guard, get_guard
-from bookrag.config.settings import get_settings
+from bookrag.auth.guard import API_KEY_HEADER, OPEN_PATHS, Guard
 from bookrag.errors import BookRAGError
 from bookrag.observability import logger
+from bookrag.services.container import current
 from bookrag.web.errors import error_response
 
 Scope = dict[str, Any]
@@ -25,7 +25,7 @@ _HEADER = API_KEY_HEADER.encode()
 
 
 def _current_guard() -> Guard | None:
-    return get_guard(get_settings())
+    return current().guard
 
 
 class ApiKeyAuth:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
+
+from bookrag.errors import PayloadTooLargeError
+from bookrag.web.errors import error_response
 
 MAX_BODY_BYTES = 16 * 1024  # a 1,000-character query in JSON is far below this
 
@@ -23,7 +25,7 @@ class BodySizeLimit:
             return
         declared = dict(scope.get("headers") or []).get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
-            await _too_large(send)
+            await error_response(scope["path"], PayloadTooLargeError(self.max_bytes))(scope, receive, send)
             return
         # Also count what actually arrives: a client may send a body without (or beyond) its length.
         buffered: list[dict[str, Any]] = []
@@ -35,7 +37,7 @@ class BodySizeLimit:
                 break
             size += len(message.get("body", b""))
             if size > self.max_bytes:
-                await _too_large(send)
+                await error_response(scope["path"], PayloadTooLargeError(self.max_bytes))(scope, receive, send)
                 return
             if not message.get("more_body"):
                 break
@@ -44,11 +46,3 @@ class BodySizeLimit:
             return buffered.pop(0) if buffered else await receive()
 
         await self.app(scope, replay, send)
-
-
-async def _too_large(send: Any) -> None:
-    body = json.dumps({"error": f"Request body too large (max {MAX_BODY_BYTES} bytes)", "code": "PAYLOAD_TOO_LARGE",
-                       "details": {"max_bytes": MAX_BODY_BYTES}, "recoverable": False}).encode()
-    await send({"type": "http.response.start", "status": 413,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
-    await send({"type": "http.response.body", "body": body})

@@ -6,11 +6,9 @@ from typing import Any
 
 from fastapi import APIRouter
 
-from bookrag.answering.agent import get_agent
-from bookrag.config.settings import get_settings
-from bookrag.contracts.agent import Response
-from bookrag.contracts.schemas import AnswerErrorBody, AnswerRequest
+from bookrag.contracts.agent import AnswerErrorBody, AnswerRequest, Response
 from bookrag.observability import record_refusal
+from bookrag.services.container import current
 
 router = APIRouter(prefix="/api")
 
@@ -25,6 +23,6 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 @router.post("/answer", response_model=Response, responses=_ERRORS, tags=["agent"])
 def answer(body: AnswerRequest) -> Response:
     """Answer a question from the book only, citing its sections; or refuse with the nearest sections."""
-    response = get_agent(get_settings()).run(body.query)
+    response = current().agent.run(body.query)
     record_refusal(response.is_refusal)
     return response

@@ -7,28 +7,27 @@ from typing import Any
 from fastapi import APIRouter
 
 from bookrag.answering.context import book_context, source_summary
-from bookrag.config.settings import get_settings
-from bookrag.contracts.schemas import (
+from bookrag.contracts.rest import RetrieveRequest, RetrieveResponse
+from bookrag.contracts.tools import (
+    TOOL_DEFINITIONS,
     BookContentRequest,
     BookContentResponse,
     BookContextRequest,
     BookContextResponse,
     PerformRetrievalRequest,
     PerformRetrievalResponse,
-    RetrieveRequest,
-    RetrieveResponse,
 )
-from bookrag.contracts.tools import TOOL_DEFINITIONS
 from bookrag.domain.models import Filters
 from bookrag.observability import record_retrieval
-from bookrag.retrieval.retriever import Retriever, get_retriever
+from bookrag.retrieval.retriever import Retriever
 from bookrag.services import operations as tools
+from bookrag.services.container import current
 
 router = APIRouter(prefix="/api")
 
 
 def _retriever() -> Retriever:
-    return get_retriever(get_settings())
+    return current().retriever
 
 
 @router.post("/retrieve", response_model=RetrieveResponse, tags=["retrieval"])

@@ -1,0 +1,59 @@
+"""What every HTTP Lambda handler does: recognise the event, then warm up, answer health, or serve HTTP.
+
+Health and scheduled warm-ups are answered here without FastAPI: a health probe must not pay for
+imports it does not use. Everything else goes through Mangum into the FastAPI app of the function.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from typing import Any, Literal
+
+from bookrag.contracts.envelope import error_body
+from bookrag.errors import BookRAGError
+from bookrag.observability import next_invocation, traced
+
+FunctionKind = Literal["retrieval", "agent"]
+
+
+def is_scheduled(event: dict[str, Any]) -> bool:
+    return event.get("source") == "aws.events" and event.get("detail-type") == "Scheduled Event"
+
+
+def is_health(event: dict[str, Any]) -> bool:
+    http = (event.get("requestContext") or {}).get("http") or {}
+    return http.get("method") == "GET" and event.get("rawPath") == "/api/health"
+
+
+def http_response(status: int, body: dict[str, Any]) -> dict[str, Any]:
+    return {"statusCode": status, "headers": {"content-type": "application/json"},
+            "body": json.dumps(body), "isBase64Encoded": False}
+
+
+@lru_cache(maxsize=2)
+def get_handler(kind: FunctionKind) -> Any:
+    """The function's Mangum handler, built once per process (it holds the app, not clients)."""
+    from mangum import Mangum
+
+    from bookrag.web.app import create_app
+
+    # lifespan="off": Mangum would otherwise run the ASGI lifespan on every invocation.
+    return Mangum(create_app(kind), lifespan="off")
+
+
+def handle(event: dict[str, Any], context: Any, kind: FunctionKind) -> dict[str, Any]:
+    next_invocation()
+    if is_scheduled(event):
+        from bookrag.runtime.warmup import warm
+
+        return warm(kind)
+    if is_health(event):
+        from bookrag.services.health import health
+
+        try:
+            return http_response(200, health(app_ready=get_handler.cache_info().currsize > 0))
+        except BookRAGError as exc:
+            return http_response(exc.http_status, error_body(exc))
+    handler = get_handler(kind)
+    return traced("http", lambda: handler(event, context))  # type: ignore[no-any-return]

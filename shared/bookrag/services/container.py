@@ -1,0 +1,260 @@
+"""The container: every client and service of one process, built once, on first use.
+
+Lambda keeps a process warm between invocations, so clients (connection pools, the embedded store's
+folder lock, the local model's weights) are built once per container and reused. Each component
+below is built lazily and under a lock (a warm-up or the first request pays for it, a health check
+never does). Components that hold network connections say so (`network=True`): after a SnapStart
+restore `reset_network()` drops exactly those, so fresh sockets and TLS sessions are opened, while
+the embedded store and the local model stay in the snapshot, which is what makes it worth taking.
+
+Importing this module is cheap: every SDK is imported inside the builder that needs it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
+
+from bookrag.config.settings import AuthSettings, Settings, get_auth_settings, get_settings
+
+if TYPE_CHECKING:
+    import cohere as cohere_sdk
+    import httpx
+
+    from bookrag.adapters.embedders import CachedEmbedder
+    from bookrag.adapters.qdrant.store import VectorStore
+    from bookrag.answering.agent import BookRAGAgent
+    from bookrag.answering.answerers.base import Answerer
+    from bookrag.auth.guard import Guard
+    from bookrag.retrieval.rerank import CohereReranker
+    from bookrag.retrieval.retriever import Retriever
+
+T = TypeVar("T")
+NetworkRule = Callable[[Any], bool]
+
+
+class component(Generic[T]):  # lower case: used as a decorator, like `property`
+    """A lazily built, cached attribute of `Container`; `network` says whether a restore drops it."""
+
+    def __init__(self, build: Callable[[Any], T], network: bool | NetworkRule = False) -> None:
+        self.build = build
+        self.network = network
+        self.name = build.__name__
+        self.__doc__ = build.__doc__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, obj: None, owner: type) -> component[T]: ...
+
+    @overload
+    def __get__(self, obj: AuthContainer, owner: type) -> T: ...
+
+    def __get__(self, obj: AuthContainer | None, owner: type) -> T | component[T]:
+        if obj is None:
+            return self
+        built = obj._built
+        if self.name in built:
+            return built[self.name]  # type: ignore[no-any-return]
+        with obj._lock:
+            if self.name not in built:
+                built[self.name] = self.build(obj)
+            return built[self.name]  # type: ignore[no-any-return]
+
+    def holds_network(self, settings: AuthSettings) -> bool:
+        return self.network(settings) if callable(self.network) else self.network
+
+
+def _network(flag: bool | NetworkRule) -> Callable[[Callable[[Any], T]], component[T]]:
+    def wrap(build: Callable[[Any], T]) -> component[T]:
+        return component(build, flag)
+
+    return wrap
+
+
+def _remote_store(settings: Settings) -> bool:
+    return settings.qdrant_remote_url is not None
+
+
+def _remote_embedder(settings: Settings) -> bool:
+    return settings.resolved_embedding_provider != "local"
+
+
+class AuthContainer:
+    """What the API Gateway authorizer needs: the API-key guard and its DynamoDB client, for
+    `AuthSettings` (the authorizer validates nothing else). Thread-safe."""
+
+    def __init__(self, settings: AuthSettings) -> None:
+        self.settings = settings
+        self._lock = threading.RLock()
+        self._built: dict[str, Any] = {}
+
+    @_network(True)
+    def dynamodb(self) -> Any:
+        from bookrag.auth.dynamodb import build_client
+
+        return build_client()
+
+    @_network(True)
+    def guard(self) -> Guard | None:
+        """The API-key guard, or None when authentication is off. Holds counters and a DynamoDB client."""
+        from bookrag.auth.guard import build_guard
+
+        return build_guard(self.settings, lambda: self.dynamodb)
+
+    # --- lifecycle -----------------------------------------------------------------------------
+
+    def built(self, name: str) -> bool:
+        return name in self._built
+
+    def built_names(self) -> list[str]:
+        return list(self._built)
+
+    def reset_auth(self) -> None:
+        """Drop the guard and its DynamoDB client (their counters and connections)."""
+        with self._lock:
+            for name in (AuthContainer.guard.name, AuthContainer.dynamodb.name):
+                self._built.pop(name, None)
+
+    def reset_network(self) -> list[str]:
+        """Drop every component that holds a connection; the next use rebuilds it. Returns their names."""
+        dropped = []
+        with self._lock:
+            for klass in type(self).__mro__:
+                for name, member in vars(klass).items():
+                    if (isinstance(member, component) and name in self._built
+                            and member.holds_network(self.settings)):
+                        del self._built[name]
+                        dropped.append(name)
+        return dropped
+
+
+class Container(AuthContainer):
+    """Builds, caches and resets every client and service for one `Settings`. Thread-safe."""
+
+    settings: Settings
+
+    def __init__(self, settings: Settings) -> None:
+        super().__init__(settings)
+
+    # --- clients (adapters) ------------------------------------------------------------------
+
+    @_network(True)
+    def cohere(self) -> cohere_sdk.ClientV2:
+        """The one Cohere client (embed, rerank, chat share its pool); timeouts are set per request."""
+        from bookrag.adapters.cohere import build_client
+
+        return build_client(self.settings)
+
+    @_network(True)
+    def llm_http(self) -> httpx.Client:
+        """The HTTP pool for Gemini or an OpenAI-compatible endpoint."""
+        from bookrag.answering.answerers.chat_completions import build_http_client
+
+        return build_http_client(self.settings)
+
+    @_network(_remote_embedder)
+    def embedder(self) -> CachedEmbedder:
+        from bookrag.adapters.embedders import build_embedder
+
+        return build_embedder(self.settings, lambda: self.cohere)
+
+    @_network(_remote_store)
+    def store(self) -> VectorStore:
+        from bookrag.adapters.qdrant.store import VectorStore
+
+        return VectorStore(self.settings)
+
+    # --- services ----------------------------------------------------------------------------
+
+    @_network(lambda s: s.cohere_rerank_model is not None)
+    def reranker(self) -> CohereReranker | None:
+        if not self.settings.cohere_rerank_model:
+            return None
+        from bookrag.retrieval.rerank import CohereReranker
+
+        return CohereReranker(self.settings, lambda: self.cohere)
+
+    @_network(lambda s: _remote_store(s) or _remote_embedder(s) or s.cohere_rerank_model is not None)
+    def retriever(self) -> Retriever:
+        from bookrag.retrieval.retriever import Retriever
+
+        return Retriever(self.settings, self.embedder, self.store, self.reranker)
+
+    @_network(lambda s: s.resolved_llm_provider != "extractive")
+    def answerer(self) -> Answerer:
+        from bookrag.answering.answerers import build_answerer
+
+        return build_answerer(self.settings, self.retriever, cohere=lambda: self.cohere,
+                              http=lambda: self.llm_http)
+
+    @_network(True)
+    def agent(self) -> BookRAGAgent:
+        from bookrag.answering.agent import BookRAGAgent
+
+        return BookRAGAgent(self.settings, self.retriever, self.answerer)
+
+    def ready(self) -> dict[str, bool]:
+        """What is already built, for health: nothing is built to answer."""
+        return {"embedder": self.built("embedder"), "store": self.built("store")}
+
+
+_MAX_CONTAINERS = 4
+_containers: OrderedDict[Settings, Container] = OrderedDict()
+_auth_containers: dict[AuthSettings, AuthContainer] = {}
+_containers_lock = threading.Lock()
+
+
+def container_for(settings: Settings) -> Container:
+    """The container of `settings` (equal settings share one). A few are kept: rotated keys make new
+    settings, and tests use several."""
+    with _containers_lock:
+        found = _containers.get(settings)
+        if found is None:
+            found = _containers[settings] = Container(settings)
+            while len(_containers) > _MAX_CONTAINERS:
+                _containers.popitem(last=False)
+        else:
+            _containers.move_to_end(settings)
+        return found
+
+
+def current() -> Container:
+    """The container of the process-wide settings. Raises `ConfigError` on a bad configuration."""
+    return container_for(get_settings())
+
+
+def existing() -> list[AuthContainer]:
+    """The containers built so far (for a SnapStart restore)."""
+    with _containers_lock:
+        return [*_containers.values(), *_auth_containers.values()]
+
+
+def auth_container() -> AuthContainer:
+    """The authorizer's container (authentication settings only). Raises `ConfigError`."""
+    settings = get_auth_settings()
+    with _containers_lock:
+        found = _auth_containers.get(settings)
+        if found is None:
+            _auth_containers.clear()  # one configuration per authorizer process
+            found = _auth_containers[settings] = AuthContainer(settings)
+        return found
+
+
+def reset_auth() -> None:
+    """Forget every guard (their counters) and DynamoDB client: a test's rate limits start from zero."""
+    with _containers_lock:
+        _auth_containers.clear()
+        containers = list(_containers.values())
+    for container in containers:
+        container.reset_auth()
+
+
+def reset_all() -> None:
+    """Forget every container (tests; a process that changes its configuration)."""
+    with _containers_lock:
+        _containers.clear()
+        _auth_containers.clear()
