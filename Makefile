@@ -32,7 +32,7 @@ demo: setup
 	QDRANT_PATH=$(BOOKRAG_DEMO_STORE) EMBEDDING_PROVIDER=local $(BIN)/bookrag ingest $(DOCS)
 	QDRANT_PATH=$(BOOKRAG_DEMO_STORE) EMBEDDING_PROVIDER=local $(PY) -m bookrag.devtools.demo
 
-test: setup sam-check pytest
+test: setup lint sam-check pytest
 
 # pytest's exit code 5 means "no tests collected": not a failure of the code under test.
 pytest: setup
@@ -59,9 +59,11 @@ bench: setup
 loadtest: setup
 	$(PY) benchmarks/loadtest.py
 
+# ruff, mypy strict, and the import contract in pyproject.toml (rooms point down, no cycles inside a room).
 lint: setup
 	$(BIN)/ruff check shared functions tests benchmarks
 	$(BIN)/mypy
+	PYTHONPATH=shared $(BIN)/lint-imports
 
 clean:
 	rm -rf .bookrag .pytest_cache .mypy_cache .ruff_cache .aws-sam

@@ -93,9 +93,9 @@ def factory_misses() -> dict[str, int]:
         for container in container_module.existing():
             for name in container.built_names():
                 out[f"container.{name}"] = 1
-    entry = sys.modules.get("bookrag.runtime.entry")
+    entry = sys.modules.get("bookrag.runtime.http")
     if entry is not None:
-        out["bookrag.runtime.entry.get_handler"] = entry.get_handler.cache_info().misses
+        out["bookrag.runtime.http.get_handler"] = entry.get_handler.cache_info().misses
     return out
 
 

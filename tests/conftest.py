@@ -146,7 +146,7 @@ class AuthTables:
         from dataclasses import replace
 
         from bookrag.auth.dynamodb import record_item
-        from bookrag.auth.guard import mint_key
+        from bookrag.auth.keys import mint_key
 
         plaintext, record = mint_key(owner, rate_limit_per_minute=rate_limit)
         self.client.put_item(TableName=API_KEYS_TABLE, Item=record_item(replace(record, enabled=enabled)))

@@ -12,8 +12,8 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from bookrag.auth.guard import authorize_http_api
-from bookrag.services.container import auth_container
 from bookrag.observability import logger
+from bookrag.services.container import auth_container
 
 
 # log_event stays False: the event carries the key.

@@ -181,7 +181,8 @@ def ingested(secured: AuthTables, stub: Any, tmp_path: Path) -> Iterator[None]:
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "robots.md").write_text(TINY_BOOK)
-    assert Ingestor(settings, container_for(settings).embedder, container_for(settings).store).run(docs).chunks_total > 0
+    container = container_for(settings)
+    assert Ingestor(settings, container.embedder, container.store).run(docs).chunks_total > 0
     stub.requests.clear()  # from here on, every request the stub sees was caused by an API call
     yield
     build_client(settings).close()

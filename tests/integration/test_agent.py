@@ -47,7 +47,8 @@ def test_in_book_question_is_answered_with_verified_citations(book_env: Any) -> 
     assert "ros__parameters" in response.answer
     markers = sorted({int(n) for n in re.findall(r"\[(\d+)\]", response.answer)})
     assert markers == list(range(1, len(response.sources) + 1))  # every source is cited, in order
-    _, hits = book_context(container_for(book_env).agent.retriever, "How do I load parameters for a node from a YAML file?")
+    question = "How do I load parameters for a node from a YAML file?"
+    _, hits = book_context(container_for(book_env).agent.retriever, question)
     assert {s.chunk_id for s in response.sources} <= {h.chunk_id for h in hits}  # cited = retrieved
     first = response.sources[0]
     assert first.chapter and first.section and first.source_url.startswith("http") and 0 <= first.score <= 1

@@ -358,7 +358,8 @@ def test_a_model_requested_search_never_outlives_the_deadline(book_env: Settings
 
     # WHEN the answerer runs
     try:
-        draft = ChatCompletionsAnswerer(settings, "openai", lambda: container_for(settings).llm_http).answer(QUESTION, hits, stuck, deadline)
+        answerer = ChatCompletionsAnswerer(settings, "openai", lambda: container_for(settings).llm_http)
+        draft = answerer.answer(QUESTION, hits, stuck, deadline)
     finally:
         released.set()
 

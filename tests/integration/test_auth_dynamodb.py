@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from bookrag.auth.dynamodb import DynamoDBCounter, DynamoDBKeyStore, build_client
-from bookrag.auth.guard import Guard, key_id_of
+from bookrag.auth.guard import Guard
+from bookrag.auth.keys import key_id_of
 from bookrag.errors import AuthUnavailableError, BookRAGError, InvalidApiKeyError, RateLimitedError
 from tests.conftest import API_KEYS_TABLE, RATE_LIMIT_TABLE, AuthTables, FakeClock
 

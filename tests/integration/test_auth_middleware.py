@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from bookrag.auth.guard import mint_key
+from bookrag.auth.keys import mint_key
 from bookrag.config.settings import get_settings
 from bookrag.services.container import container_for
 from bookrag.web.app import create_app

@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 
-from bookrag.runtime import entry, snapstart
+from bookrag.runtime import http as runtime_http
+from bookrag.runtime import snapstart
 from bookrag.services.container import container_for
 from tests.conftest import ROOT
 from tests.stubs import closed_port
@@ -122,4 +123,4 @@ def test_before_snapshot_warms_the_function(runtime: FakeSnapshotRestore, book_e
         hook()
 
     assert container_for(book_env).built("retriever") and container_for(book_env).built("embedder")
-    assert entry.get_handler.cache_info().currsize
+    assert runtime_http.get_handler.cache_info().currsize

@@ -18,7 +18,7 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from bookrag.auth.guard import KeyRecord
+from bookrag.auth.keys import KeyRecord
 from bookrag.errors import AuthUnavailableError
 
 RECORD_TTL_S = 60.0  # a revoked or disabled key stops working within this (plus the authorizer's cache TTL)

@@ -1,11 +1,7 @@
 """API keys and rate limits: verify a caller's key, count its requests, count failed attempts per source IP.
 
-A key reads `brk_<key id>_<secret>`. The id (12 hex digits) finds the key's record; the secret (256 random
-bits) is never stored: the record holds sha256 of the whole key, compared with `hmac.compare_digest`. A
-fast unsalted hash is right for a random 256-bit secret (there is nothing to brute-force offline), where a
-password KDF would add tens of milliseconds to every request.
-
-State sits behind two small ports, `KeyStore` and `Counter`: in memory for `bookrag serve`, DynamoDB on
+Keys and their records are in `bookrag.auth.keys`. State sits behind two small ports, `KeyStore` and
+`Counter`: in memory for `bookrag serve` (`bookrag.auth.memory`), DynamoDB on
 Lambda (`bookrag.auth.dynamodb`, the only module that imports boto3, and only when a table is configured).
 This module imports only the standard library, our errors and the logger: the authorizer's cold start stays small.
 
@@ -25,17 +21,22 @@ from __future__ import annotations
 import hashlib
 import hmac
 import math
-import re
-import secrets
-import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
+from bookrag.auth.keys import (
+    MAX_KEY_CHARS,
+    Counter,
+    KeyRecord,
+    KeyStore,
+    Principal,
+    hash_key,
+    key_id_of,
+)
+from bookrag.auth.memory import InMemoryCounter, InMemoryKeyStore
 from bookrag.errors import (
     AuthenticationError,
-    AuthUnavailableError,
     BookRAGError,
     InvalidApiKeyError,
     RateLimitedError,
@@ -46,118 +47,34 @@ if TYPE_CHECKING:
     from bookrag.config.settings import AuthSettings
 
 API_KEY_HEADER = "x-api-key"  # a header only: keys in a query string end up in access logs and histories
-KEY_PREFIX = "brk"
 WINDOW_S = 60
-MAX_KEY_CHARS = 128
 # A path that is served without a key. Health is answered before the app on Lambda and by the gateway
 # without the authorizer: load balancers and uptime probes hold no key, it makes no paid call, and it
 # shows configuration names only (never a secret, a host with credentials or a key).
 OPEN_PATHS = frozenset({"/api/health"})
 
-_KEY = re.compile(r"brk_([0-9a-f]{12})_([A-Za-z0-9_-]{43})")
 # Compared against when the key is malformed or its id unknown, so every failure costs the same work.
 _DUMMY_HASH = hashlib.sha256(b"bookrag-no-such-key").hexdigest()
 
-def hash_key(plaintext: str) -> str:
-    """sha256 hex of the whole key (prefix and id included, so a secret cannot be moved to another id)."""
-    return hashlib.sha256(plaintext.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def key_id_of(plaintext: str) -> str | None:
-    """The key id of a well-formed key, else None. Never raises, whatever the caller sent."""
-    if len(plaintext) > MAX_KEY_CHARS:
-        return None
-    match = _KEY.fullmatch(plaintext)
-    return match.group(1) if match else None
 
 
-@dataclass(frozen=True)
-class KeyRecord:
-    """What is stored about a key: never the key itself."""
-
-    key_id: str
-    key_hash: str
-    owner: str = ""
-    enabled: bool = True
-    rate_limit_per_minute: int | None = None
-    created_at: int = 0
-
-    def setting_entry(self) -> str:
-        """This key's entry for the `API_KEY_HASHES` setting (local `bookrag serve`)."""
-        return f"{self.key_id}:{self.key_hash}"
 
 
-def mint_key(owner: str = "", *, rate_limit_per_minute: int | None = None) -> tuple[str, KeyRecord]:
-    """A new key: (plaintext to hand to its owner once, record to store). The plaintext is never kept."""
-    key_id = secrets.token_hex(6)
-    plaintext = f"{KEY_PREFIX}_{key_id}_{secrets.token_urlsafe(32)}"
-    record = KeyRecord(key_id=key_id, key_hash=hash_key(plaintext), owner=owner,
-                       rate_limit_per_minute=rate_limit_per_minute, created_at=int(time.time()))
-    return plaintext, record
 
 
-@dataclass(frozen=True)
-class Principal:
-    """An authenticated caller."""
-
-    key_id: str
-    owner: str
-    rate_limit_per_minute: int
 
 
 # --- ports ----------------------------------------------------------------------------------------
 
 
-class KeyStore(Protocol):
-    def get(self, key_id: str) -> KeyRecord | None:
-        """The record of `key_id`, or None. Raises `AuthUnavailableError` when the store cannot be read."""
-        ...
 
 
-class Counter(Protocol):
-    def hit(self, bucket: str, expires_at: int) -> int:
-        """Atomically add one to `bucket` and return its new value. Raises `BookRAGError` on failure."""
-        ...
-
-    def peek(self, bucket: str) -> int:
-        """The current value of `bucket` (0 when absent). Raises `BookRAGError` on failure."""
-        ...
 
 
-class InMemoryKeyStore:
-    """Keys from the `API_KEY_HASHES` setting, for `bookrag serve` and tests."""
-
-    def __init__(self, records: list[KeyRecord]) -> None:
-        self._records = {r.key_id: r for r in records}
-
-    @classmethod
-    def from_setting(cls, entries: str) -> InMemoryKeyStore:
-        pairs = (entry.split(":", 1) for entry in entries.split(",") if entry)
-        return cls([KeyRecord(key_id=key_id, key_hash=key_hash) for key_id, key_hash in pairs])
-
-    def get(self, key_id: str) -> KeyRecord | None:
-        return self._records.get(key_id)
 
 
-class InMemoryCounter:
-    """Counters of one process (thread-safe); buckets of past windows are dropped as the map grows."""
-
-    def __init__(self, max_buckets: int = 10_000) -> None:
-        self._counts: dict[str, tuple[int, int]] = {}
-        self._max_buckets = max_buckets
-        self._lock = threading.Lock()
-
-    def hit(self, bucket: str, expires_at: int) -> int:
-        with self._lock:
-            if len(self._counts) >= self._max_buckets:
-                self._counts = {k: v for k, v in self._counts.items() if v[1] >= expires_at}
-            count = self._counts.get(bucket, (0, expires_at))[0] + 1
-            self._counts[bucket] = (count, expires_at)
-            return count
-
-    def peek(self, bucket: str) -> int:
-        with self._lock:
-            return self._counts.get(bucket, (0, 0))[0]
 
 
 # --- policy ---------------------------------------------------------------------------------------
@@ -275,5 +192,4 @@ def authorize_http_api(event: dict[str, Any], guard: Guard) -> dict[str, Any]:
     return {"isAuthorized": True, "context": {"key_id": principal.key_id, "owner": principal.owner}}
 
 
-__all__ = ["API_KEY_HEADER", "OPEN_PATHS", "AuthUnavailableError", "Guard", "KeyRecord", "Principal",
-           "authorize_http_api", "build_guard", "hash_key", "mint_key"]
+__all__ = ["API_KEY_HEADER", "OPEN_PATHS", "Guard", "authorize_http_api", "build_guard"]

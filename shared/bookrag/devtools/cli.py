@@ -201,7 +201,7 @@ def mint_key_cmd(
     table: Annotated[str | None, typer.Option(help="DynamoDB table to store the hashed record in")] = None,
 ) -> None:
     """Mint an API key: prints the key ONCE; stores only its hash (DynamoDB, or an API_KEY_HASHES entry)."""
-    from bookrag.auth.guard import mint_key
+    from bookrag.auth.keys import mint_key
 
     plaintext, record = mint_key(owner, rate_limit_per_minute=rate_limit)
     if table:

@@ -7,14 +7,12 @@ imports it does not use. Everything else goes through Mangum into the FastAPI ap
 from __future__ import annotations
 
 import json
-from functools import lru_cache
-from typing import Any, Literal
+from typing import Any
 
 from bookrag.contracts.envelope import error_body
 from bookrag.errors import BookRAGError
 from bookrag.observability import next_invocation, traced
-
-FunctionKind = Literal["retrieval", "agent"]
+from bookrag.runtime.http import FunctionKind, get_handler
 
 
 def is_scheduled(event: dict[str, Any]) -> bool:
@@ -29,17 +27,6 @@ def is_health(event: dict[str, Any]) -> bool:
 def http_response(status: int, body: dict[str, Any]) -> dict[str, Any]:
     return {"statusCode": status, "headers": {"content-type": "application/json"},
             "body": json.dumps(body), "isBase64Encoded": False}
-
-
-@lru_cache(maxsize=2)
-def get_handler(kind: FunctionKind) -> Any:
-    """The function's Mangum handler, built once per process (it holds the app, not clients)."""
-    from mangum import Mangum
-
-    from bookrag.web.app import create_app
-
-    # lifespan="off": Mangum would otherwise run the ASGI lifespan on every invocation.
-    return Mangum(create_app(kind), lifespan="off")
 
 
 def handle(event: dict[str, Any], context: Any, kind: FunctionKind) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Literal
 
 from bookrag.observability import logger, restart_uptime
-from bookrag.runtime.entry import FunctionKind
+from bookrag.runtime.http import FunctionKind
 
 HookKind = Literal["before_snapshot", "after_restore"]
 

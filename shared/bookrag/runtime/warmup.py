@@ -12,7 +12,7 @@ from typing import Any
 
 from bookrag.errors import BookRAGError
 from bookrag.observability import get_tracer, logger
-from bookrag.runtime.entry import FunctionKind, get_handler
+from bookrag.runtime.http import FunctionKind, get_handler
 from bookrag.runtime.lambda_context import SyntheticContext
 
 

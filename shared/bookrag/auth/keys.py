@@ -1,0 +1,96 @@
+"""API keys: their format, how they are minted and hashed, the record that describes one, and the
+two ports behind which state sits (`KeyStore`, `Counter`).
+
+A key reads `brk_<key id>_<secret>`. The id (12 hex digits) finds the key's record; the secret (256 random
+bits) is never stored: the record holds sha256 of the whole key, compared with `hmac.compare_digest`. A
+fast unsalted hash is right for a random 256-bit secret (there is nothing to brute-force offline), where a
+password KDF would add tens of milliseconds to every request."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+import time
+from dataclasses import dataclass
+from typing import Protocol
+
+KEY_PREFIX = "brk"
+
+
+
+MAX_KEY_CHARS = 128
+
+
+
+_KEY = re.compile(r"brk_([0-9a-f]{12})_([A-Za-z0-9_-]{43})")
+
+
+
+def hash_key(plaintext: str) -> str:
+    """sha256 hex of the whole key (prefix and id included, so a secret cannot be moved to another id)."""
+    return hashlib.sha256(plaintext.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+
+def key_id_of(plaintext: str) -> str | None:
+    """The key id of a well-formed key, else None. Never raises, whatever the caller sent."""
+    if len(plaintext) > MAX_KEY_CHARS:
+        return None
+    match = _KEY.fullmatch(plaintext)
+    return match.group(1) if match else None
+
+
+
+@dataclass(frozen=True)
+class KeyRecord:
+    """What is stored about a key: never the key itself."""
+
+    key_id: str
+    key_hash: str
+    owner: str = ""
+    enabled: bool = True
+    rate_limit_per_minute: int | None = None
+    created_at: int = 0
+
+    def setting_entry(self) -> str:
+        """This key's entry for the `API_KEY_HASHES` setting (local `bookrag serve`)."""
+        return f"{self.key_id}:{self.key_hash}"
+
+
+
+def mint_key(owner: str = "", *, rate_limit_per_minute: int | None = None) -> tuple[str, KeyRecord]:
+    """A new key: (plaintext to hand to its owner once, record to store). The plaintext is never kept."""
+    key_id = secrets.token_hex(6)
+    plaintext = f"{KEY_PREFIX}_{key_id}_{secrets.token_urlsafe(32)}"
+    record = KeyRecord(key_id=key_id, key_hash=hash_key(plaintext), owner=owner,
+                       rate_limit_per_minute=rate_limit_per_minute, created_at=int(time.time()))
+    return plaintext, record
+
+
+
+@dataclass(frozen=True)
+class Principal:
+    """An authenticated caller."""
+
+    key_id: str
+    owner: str
+    rate_limit_per_minute: int
+
+
+
+class KeyStore(Protocol):
+    def get(self, key_id: str) -> KeyRecord | None:
+        """The record of `key_id`, or None. Raises `AuthUnavailableError` when the store cannot be read."""
+        ...
+
+
+
+class Counter(Protocol):
+    def hit(self, bucket: str, expires_at: int) -> int:
+        """Atomically add one to `bucket` and return its new value. Raises `BookRAGError` on failure."""
+        ...
+
+    def peek(self, bucket: str) -> int:
+        """The current value of `bucket` (0 when absent). Raises `BookRAGError` on failure."""
+        ...
