@@ -189,7 +189,7 @@ def test_min_score_keeps_exactly_the_chunks_at_least_that_similar(retriever: Ret
 @pytest.mark.parametrize("mode", MODES)
 def test_module_filter(retriever: Retriever, mode: str) -> None:
     hits = search(retriever, RARE_TERM, mode, top_k=10, filters=Filters(module_name="hardware"))
-    assert hits and {h.payload["module_name"] for h in hits} == {"hardware"}
+    assert hits and {h.payload.module_name for h in hits} == {"hardware"}
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -225,7 +225,7 @@ def test_a_query_without_indexable_terms_falls_back_to_dense(retriever: Retrieve
 def test_neighbours_join_adjacent_chunks_in_order(retriever: Retriever) -> None:
     hits = search(retriever, "encoder resolution counts per revolution", "hybrid", top_k=10,
                   filters=Filters(source_file="hardware/firmware.md"))
-    middle = next(h for h in hits if 0 < h.chunk_index < int(h.payload["total_chunks"]) - 1)
+    middle = next(h for h in hits if 0 < h.chunk_index < h.payload.total_chunks - 1)
     chunks = {h.chunk_index: h.text for h in hits}
 
     text = retriever.neighbours(middle, window=1)
@@ -236,7 +236,7 @@ def test_neighbours_join_adjacent_chunks_in_order(retriever: Retriever) -> None:
 
 def test_neighbours_stop_at_the_file_edges(retriever: Retriever) -> None:
     (only,) = search(retriever, RARE_TERM, "hybrid", top_k=1, filters=Filters(source_file="campus/coffee.md"))
-    assert only.payload["total_chunks"] == 1
+    assert only.payload.total_chunks == 1
     assert retriever.neighbours(only, window=2) == only.text
 
     first = next(h for h in search(retriever, RARE_TERM, "hybrid", top_k=10,

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from bookrag.domain.models import StoredHit
+from bookrag.domain.models import ChunkPayload, StoredHit
 from bookrag.retrieval.ranking import diversify, monotone_scores
 
 
 def hit(n: int, file: str, section: str, cosine: float = 0.5) -> StoredHit:
     return StoredHit(chunk_id=f"c{n}", rank_score=1.0 / (n + 1), cosine=cosine,
-                     payload={"source_file": file, "section_heading": section})
+                     payload=ChunkPayload.from_dict({"source_file": file, "section_heading": section}))
 
 
 def ids(hits: list[StoredHit]) -> list[str]:

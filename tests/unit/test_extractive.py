@@ -17,7 +17,7 @@ from bookrag.answering.answerers.base import (
 )
 from bookrag.answering.answerers.extractive import named_terms
 from bookrag.answering.citations import Ledger, verify_citations
-from bookrag.domain.models import SearchHit
+from bookrag.domain.models import ChunkPayload, SearchHit
 from bookrag.errors import AnswerTimeoutError
 from bookrag.text.sentences import extract_units, split_sentences
 
@@ -50,7 +50,8 @@ What does a costmap store? a) costs b) colours c) nothing
 
 def hit(chunk_id: str, text: str = "text", score: float = 0.5, **payload: object) -> SearchHit:
     return SearchHit(chunk_id=chunk_id, score=score, rank_score=score,
-                     payload={"content_text": text, "doc_title": "Doc", "section_heading": "Sec", **payload})
+                     payload=ChunkPayload.from_dict({"content_text": text, "doc_title": "Doc",
+                                                     "section_heading": "Sec", **payload}))
 
 
 def test_units_are_statements_not_formatting() -> None:

@@ -27,5 +27,5 @@ def format_context(hits: list[SearchHit]) -> str:
 
 
 def source_summary(hit: SearchHit) -> dict[str, Any]:
-    return {"chunk_id": hit.chunk_id, "source": hit.citation_label, "source_url": hit.payload.get("source_url", ""),
+    return {"chunk_id": hit.chunk_id, "source": hit.citation_label, "source_url": hit.payload.source_url,
             "source_file": hit.source_file, "section_heading": hit.section_heading, "score": hit.score}

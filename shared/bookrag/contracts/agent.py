@@ -27,8 +27,8 @@ class Source(BaseModel):
     @classmethod
     def from_hit(cls, hit: SearchHit) -> Source:
         p = hit.payload
-        return cls(chapter=str(p.get("doc_title") or p.get("module_name") or ""), section=hit.section_heading,
-                   source_url=str(p.get("source_url", "")), chunk_id=hit.chunk_id, source_file=hit.source_file,
+        return cls(chapter=p.doc_title or p.module_name, section=p.section_heading,
+                   source_url=p.source_url, chunk_id=hit.chunk_id, source_file=p.source_file,
                    score=hit.score)
 
 

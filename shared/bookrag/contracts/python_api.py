@@ -27,9 +27,8 @@ class RetrievedChunk(BaseModel):
     def from_hit(cls, hit: SearchHit) -> RetrievedChunk:
         p = hit.payload
         return cls(
-            text=hit.text, source_url=str(p.get("source_url", "")), position=hit.chunk_index,
-            score=hit.score, chunk_id=hit.chunk_id, created_at=float(p.get("created_at", 0.0)),
-            source_file=hit.source_file, module_name=str(p.get("module_name", "")),
-            section_heading=hit.section_heading, page_number=int(p.get("page_number", 0)),
-            total_chunks=int(p.get("total_chunks", 0)), token_count=int(p.get("token_count", 0)),
+            text=p.content_text, source_url=p.source_url, position=p.chunk_index, score=hit.score,
+            chunk_id=hit.chunk_id, created_at=p.created_at, source_file=p.source_file,
+            module_name=p.module_name, section_heading=p.section_heading, page_number=p.page_number,
+            total_chunks=p.total_chunks, token_count=p.token_count,
         )

@@ -2,18 +2,76 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import numpy as np
 
-# The payload fields every stored chunk carries (see docs/ARCHITECTURE.md).
-PAYLOAD_FIELDS = (
-    "chunk_id", "content_text", "source_file", "source_url", "module_name", "section_heading",
-    "heading_path", "chunk_index", "total_chunks", "token_count", "page_number", "created_at",
-    "content_hash", "file_hash", "doc_title",
-)
+@dataclass(frozen=True, slots=True)
+class ChunkPayload:
+    """What is stored with every chunk: written by ingest, read by every interface.
+
+    `source_url` is BOOK_BASE_URL + the page's Docusaurus route + `#anchor` of its section;
+    `page_number` is the page's place in the sidebar's reading order; `heading_path` runs from the
+    page's title down to the chunk's section; `file_hash` says which version of the file the chunk
+    came from (incremental ingest), `content_hash` what the chunk says.
+    """
+
+    chunk_id: str
+    content_text: str
+    source_file: str
+    source_url: str
+    module_name: str
+    section_heading: str
+    heading_path: tuple[str, ...]
+    doc_title: str
+    chunk_index: int
+    total_chunks: int
+    token_count: int
+    page_number: int
+    created_at: float
+    content_hash: str
+    file_hash: str
+
+    @property
+    def citation_label(self) -> str:
+        """'Doc title - Section' as the agent contract's `[Source: Chapter X - Section Y]`."""
+        title = self.doc_title or self.module_name
+        section = self.section_heading
+        return f"{title} - {section}" if section and section != title else title
+
+    def to_dict(self) -> dict[str, Any]:
+        """The stored form (JSON types only)."""
+        out = {name: getattr(self, name) for name in PAYLOAD_FIELDS}
+        out["heading_path"] = list(self.heading_path)
+        return out
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any]) -> ChunkPayload:
+        """Read a stored payload. Tolerant of fields a store lacks (a partial or older point): each gets
+        its empty value, so a reader never meets a missing key."""
+        return cls(
+            chunk_id=str(raw.get("chunk_id") or ""),
+            content_text=str(raw.get("content_text") or ""),
+            source_file=str(raw.get("source_file") or ""),
+            source_url=str(raw.get("source_url") or ""),
+            module_name=str(raw.get("module_name") or ""),
+            section_heading=str(raw.get("section_heading") or ""),
+            heading_path=tuple(str(h) for h in raw.get("heading_path") or ()),
+            doc_title=str(raw.get("doc_title") or ""),
+            chunk_index=int(raw.get("chunk_index") or 0),
+            total_chunks=int(raw.get("total_chunks") or 0),
+            token_count=int(raw.get("token_count") or 0),
+            page_number=int(raw.get("page_number") or 0),
+            created_at=float(raw.get("created_at") or 0.0),
+            content_hash=str(raw.get("content_hash") or ""),
+            file_hash=str(raw.get("file_hash") or ""),
+        )
+
+
+PAYLOAD_FIELDS = tuple(ChunkPayload.__dataclass_fields__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,30 +82,27 @@ class SearchHit:
     chunk_id: str
     score: float
     rank_score: float
-    payload: dict[str, Any] = field(repr=False)
+    payload: ChunkPayload = field(repr=False)
 
     @property
     def text(self) -> str:
-        return str(self.payload.get("content_text", ""))
+        return self.payload.content_text
 
     @property
     def source_file(self) -> str:
-        return str(self.payload.get("source_file", ""))
+        return self.payload.source_file
 
     @property
     def section_heading(self) -> str:
-        return str(self.payload.get("section_heading", ""))
+        return self.payload.section_heading
 
     @property
     def chunk_index(self) -> int:
-        return int(self.payload.get("chunk_index", 0))
+        return self.payload.chunk_index
 
     @property
     def citation_label(self) -> str:
-        """'Doc title - Section' as the agent contract's `[Source: Chapter X - Section Y]`."""
-        title = str(self.payload.get("doc_title") or self.payload.get("module_name") or "")
-        section = self.section_heading
-        return f"{title} - {section}" if section and section != title else title
+        return self.payload.citation_label
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +119,7 @@ class PointRecord:
     chunk_id: str
     dense: np.ndarray
     sparse: SparseVector
-    payload: dict[str, Any]
+    payload: ChunkPayload
 
 
 
@@ -73,7 +128,7 @@ class StoredHit:
     chunk_id: str
     rank_score: float
     cosine: float
-    payload: dict[str, Any]
+    payload: ChunkPayload
 
 
 

@@ -18,7 +18,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, Protocol
 
 from bookrag.adapters.qdrant.store import VectorStore
-from bookrag.domain.models import PointRecord, embedding_text
+from bookrag.domain.models import ChunkPayload, PointRecord, embedding_text
 from bookrag.errors import DocumentError
 from bookrag.ingestion.chunker import ChunkDraft, ParsedDocument, chunk_document, parse_document
 from bookrag.text.bm25 import BM25Encoder
@@ -171,7 +171,7 @@ class Ingestor:
                               overlap_tokens=self.settings.chunk_overlap_tokens,
                               count_tokens=self.embedder.count_tokens)
 
-    def payloads(self, f: SourceFile, drafts: list[ChunkDraft], fingerprint: str) -> list[dict[str, Any]]:
+    def payloads(self, f: SourceFile, drafts: list[ChunkDraft], fingerprint: str) -> list[ChunkPayload]:
         assert f.doc is not None
         doc = f.doc
         parts = PurePosixPath(f.rel_path).parts
@@ -184,23 +184,23 @@ class Ingestor:
             url = base + (doc.route if doc.route != "/" else "/")
             if draft.anchor:
                 url += "#" + draft.anchor
-            out.append({
-                "chunk_id": chunk_uuid(f.rel_path, index),
-                "content_text": draft.text,
-                "source_file": f.rel_path,
-                "source_url": url,
-                "module_name": module,
-                "section_heading": draft.section_heading or doc.title,
-                "heading_path": list(draft.heading_path),
-                "doc_title": doc.title,
-                "chunk_index": index,
-                "total_chunks": len(drafts),
-                "token_count": draft.token_count,
-                "page_number": f.page_number,
-                "created_at": now,
-                "content_hash": hashlib.sha256(draft.text.encode()).hexdigest(),
-                "file_hash": file_hash,
-            })
+            out.append(ChunkPayload(
+                chunk_id=chunk_uuid(f.rel_path, index),
+                content_text=draft.text,
+                source_file=f.rel_path,
+                source_url=url,
+                module_name=module,
+                section_heading=draft.section_heading or doc.title,
+                heading_path=tuple(draft.heading_path),
+                doc_title=doc.title,
+                chunk_index=index,
+                total_chunks=len(drafts),
+                token_count=draft.token_count,
+                page_number=f.page_number,
+                created_at=now,
+                content_hash=hashlib.sha256(draft.text.encode()).hexdigest(),
+                file_hash=file_hash,
+            ))
         return out
 
     def run(self, root: Path) -> IngestReport:
@@ -262,7 +262,7 @@ class Ingestor:
         for f, drafts in group:
             payloads = self.payloads(f, drafts, fingerprint)
             records = [
-                PointRecord(chunk_id=p["chunk_id"], dense=vectors[offset + i],
+                PointRecord(chunk_id=p.chunk_id, dense=vectors[offset + i],
                             sparse=self.bm25.encode_document(texts[offset + i]), payload=p)
                 for i, p in enumerate(payloads)
             ]

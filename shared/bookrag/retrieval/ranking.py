@@ -30,8 +30,8 @@ def diversify(hits: list[StoredHit], top_k: int, cap: int, file_cap: int = 0) ->
     chosen: list[StoredHit] = []
     deferred: list[StoredHit] = []
     for h in hits:
-        source = str(h.payload.get("source_file"))
-        key = (source, str(h.payload.get("section_heading")))
+        source = h.payload.source_file
+        key = (source, h.payload.section_heading)
         if sections[key] < cap and (file_cap <= 0 or files[source] < file_cap):
             sections[key] += 1
             files[source] += 1

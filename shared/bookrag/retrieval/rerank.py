@@ -27,8 +27,7 @@ MAX_DOCUMENTS = 100  # Cohere bills a search per 100 documents; our candidate li
 def rerank_text(hit: StoredHit) -> str:
     """The chunk as the reranker sees it: with its place in the book, as it was embedded."""
     p = hit.payload
-    return embedding_text(str(p.get("doc_title") or ""), tuple(p.get("heading_path") or ()),
-                          str(p.get("content_text", "")))
+    return embedding_text(p.doc_title, p.heading_path, p.content_text)
 
 
 class CohereReranker:

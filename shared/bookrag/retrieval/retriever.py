@@ -138,12 +138,12 @@ class Retriever:
     def neighbours(self, hit: SearchHit, window: int = 1) -> str:
         """The hit's text with its adjacent chunks (by chunk_index), for an answerer's context."""
         idx = hit.chunk_index
-        total = int(hit.payload.get("total_chunks", 0))
+        total = hit.payload.total_chunks
         wanted = [i for i in range(idx - window, idx + window + 1) if 0 <= i < total]
         if len(wanted) <= 1:
             return hit.text
         chunks = self.store.fetch_chunks(hit.source_file, wanted)
-        return "\n\n".join(str(c.get("content_text", "")) for c in chunks) or hit.text
+        return "\n\n".join(c.content_text for c in chunks) or hit.text
 
 
     def uses_term(self, term: str) -> bool:

@@ -34,15 +34,15 @@ def _rest_chunk(hit: SearchHit) -> dict[str, Any]:
     return {
         "chunk_id": hit.chunk_id,
         "similarity_score": hit.score,
-        "content_text": hit.text,
-        "source_file": hit.source_file,
-        "module_name": str(p.get("module_name", "")),
-        "section_heading": hit.section_heading,
-        "chunk_index": hit.chunk_index,
-        "total_chunks": int(p.get("total_chunks", 0)),
-        "token_count": int(p.get("token_count", 0)),
-        "source_url": str(p.get("source_url", "")),
-        "page_number": int(p.get("page_number", 0)),
+        "content_text": p.content_text,
+        "source_file": p.source_file,
+        "module_name": p.module_name,
+        "section_heading": p.section_heading,
+        "chunk_index": p.chunk_index,
+        "total_chunks": p.total_chunks,
+        "token_count": p.token_count,
+        "source_url": p.source_url,
+        "page_number": p.page_number,
     }
 
 
@@ -56,12 +56,10 @@ def retrieve_book_content(retriever: Retriever, query: str, top_k: int = 5, min_
                 "id": h.chunk_id,
                 "content": h.text,
                 "score": h.score,
-                "source_url": str(h.payload.get("source_url", "")),
-                "page_number": int(h.payload.get("page_number", 0)),
+                "source_url": h.payload.source_url,
+                "page_number": h.payload.page_number,
                 "section_title": h.section_heading,
-                "metadata": {k: h.payload.get(k) for k in (
-                    "source_file", "module_name", "doc_title", "heading_path", "chunk_index", "total_chunks",
-                    "token_count", "created_at")},
+                "metadata": _metadata(h),
             }
             for h in result.hits
         ],
@@ -77,14 +75,17 @@ def perform_retrieval(retriever: Retriever, query: str, top_k: int = 5,
     threshold = default_threshold(retriever.settings, "perform_retrieval")
     result = retriever.search(query, SearchOptions(top_k=top_k, min_score=threshold, filters=filters))
     results = [
-        {"content": h.text, "source_url": str(h.payload.get("source_url", "")),
+        {"content": h.text, "source_url": h.payload.source_url,
          "similarity_score": h.score, "position": h.chunk_index}
         for h in result.hits
     ]
     return {"results": results, "query": query, "total_results": len(results)}
 
 
+_METADATA = ("source_file", "module_name", "doc_title", "heading_path", "chunk_index", "total_chunks", "token_count",
+             "created_at")
 
 
-
-
+def _metadata(hit: SearchHit) -> dict[str, Any]:
+    stored = hit.payload.to_dict()
+    return {k: stored[k] for k in _METADATA}

@@ -20,8 +20,7 @@ import numpy as np
 
 from bookrag import errors
 from bookrag.adapters.retrying import call_with_retries
-from bookrag.domain.models import PAYLOAD_FIELDS as _ALL_FIELDS
-from bookrag.domain.models import Filters, PointRecord, SparseVector, StoredHit
+from bookrag.domain.models import PAYLOAD_FIELDS, ChunkPayload, Filters, PointRecord, SparseVector, StoredHit
 
 if TYPE_CHECKING:
     from qdrant_client import QdrantClient
@@ -231,7 +230,7 @@ class VectorStore:
                     id=r.chunk_id,
                     vector={DENSE: r.dense.tolist(),
                             SPARSE: qm.SparseVector(indices=r.sparse.indices, values=r.sparse.values)},
-                    payload=r.payload,
+                    payload=r.payload.to_dict(),
                 )
                 for r in records[start : start + batch_size]
             ]
@@ -281,14 +280,15 @@ class VectorStore:
                 entry["file_hash"] = None  # mixed versions: a previous ingest was cut short
         return files
 
-    def fetch_chunks(self, source_file: str, indices: Sequence[int]) -> list[dict[str, Any]]:
+    def fetch_chunks(self, source_file: str, indices: Sequence[int]) -> list[ChunkPayload]:
         from qdrant_client import models as qm
 
         flt = qm.Filter(must=[
             qm.FieldCondition(key="source_file", match=qm.MatchValue(value=source_file)),
             qm.FieldCondition(key="chunk_index", match=qm.MatchAny(any=list(indices))),
         ])
-        return sorted(self.scroll_payloads(_ALL_FIELDS, flt), key=lambda p: int(p["chunk_index"]))
+        chunks = [ChunkPayload.from_dict(p) for p in self.scroll_payloads(PAYLOAD_FIELDS, flt)]
+        return sorted(chunks, key=lambda c: c.chunk_index)
 
     def count(self) -> int:
         return int(self._read(lambda: self.client.count(self.collection, exact=True)).count)
@@ -333,7 +333,8 @@ class VectorStore:
             vector = point.vector.get(DENSE) if isinstance(point.vector, dict) else None
             cosine = float(np.dot(dense, np.asarray(vector, dtype=np.float32))) if vector is not None else 0.0
             hits.append(StoredHit(chunk_id=str(point.id), rank_score=float(point.score),
-                                  cosine=min(1.0, max(0.0, cosine)), payload=dict(point.payload or {})))
+                                  cosine=min(1.0, max(0.0, cosine)),
+                                  payload=ChunkPayload.from_dict(point.payload or {})))
         return hits
 
 

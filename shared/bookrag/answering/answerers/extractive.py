@@ -171,7 +171,7 @@ class ExtractiveAnswerer:
         """
         evidence: set[str] = set()
         for hit in hits:
-            headings = " ".join(str(h) for h in hit.payload.get("heading_path") or [])
+            headings = " ".join(hit.payload.heading_path)
             evidence.update(tokenize(f"{hit.text} {hit.citation_label} {headings}"))
         words = list(dict.fromkeys(tokenize(question)))
         names = set(named_terms(question))
@@ -194,8 +194,7 @@ class ExtractiveAnswerer:
         units: list[tuple[SearchHit, Unit, str, set[str]]] = []
         seen: set[str] = set()
         for hit in hits:
-            headings = {hit.section_heading, str(hit.payload.get("doc_title") or ""),
-                        *[str(h) for h in hit.payload.get("heading_path") or []]}
+            headings = {hit.section_heading, hit.payload.doc_title, *hit.payload.heading_path}
             heading_terms = set(tokenize(" ".join(headings)))
             previous = ""
             for unit in extract_units(hit.text, headings):
@@ -262,7 +261,7 @@ class ExtractiveAnswerer:
         docs = DocumentSet()
         docs.add(hits)
         label_of = {hit.chunk_id: label for label, hit in docs.by_label.items()}
-        ordered = sorted(chosen, key=lambda s: (int(s.hit.payload.get("page_number", 0)), s.hit.source_file,
+        ordered = sorted(chosen, key=lambda s: (s.hit.payload.page_number, s.hit.source_file,
                                                 s.hit.chunk_index, s.unit.position))
         parts: list[str] = []
         for i, item in enumerate(ordered):
