@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from bookrag.errors import DocumentError
+from bookrag.text.tokens import approx_token_count
 
 __all__ = [
     "ChunkDraft",
@@ -96,16 +97,6 @@ _PH_CLOSE = "\ue001"
 _GAP = "\ue002"
 _JOIN = "\ue003"
 _PRIVATE_MARKS = str.maketrans("", "", _PH_OPEN + _PH_CLOSE + _GAP + _JOIN)
-
-
-# --- token counting -----------------------------------------------------------------------------
-
-_TOKEN_RE = re.compile(r"\w+|[^\w\s]")
-
-
-def approx_token_count(text: str) -> int:
-    """Fast token estimate: words plus punctuation marks (close to a wordpiece count for prose)."""
-    return len(_TOKEN_RE.findall(text))
 
 
 # --- front matter -------------------------------------------------------------------------------
