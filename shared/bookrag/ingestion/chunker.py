@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from bookrag.errors import DocumentError
+from bookrag.text.sentence_splitter import SentenceSplitter
 from bookrag.text.tokens import approx_token_count
 
 __all__ = [
@@ -734,15 +735,14 @@ class _Section:
 
 _LIST_ITEM = re.compile(r"[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+\S")
 _TABLE_CELL_SEP = re.compile(r":?-+:?")
-_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|(?<=[.!?][\"')\]”’])\s+")
 _WORD_WITH_SPACE = re.compile(r"\s*\S+")
 
 _Atom = tuple[str, str, int]  # (separator before it, text, tokens)
 _Limits = tuple[int, int]  # (tokens, characters)
 
-
-def _sentences(line: str) -> list[str]:
-    return [s for s in (p.strip() for p in _SENTENCE_BREAK.split(line)) if s]
+# Overlap and over-long lines are cut at sentence ends. A stop inside a closing quote counts; nothing
+# else is second-guessed ("e.g. x" may end a piece): a cut only has to fall between words.
+_SENTENCES = SentenceSplitter(closers=True)
 
 
 def _defuse_fence(line: str) -> str:
@@ -1000,7 +1000,7 @@ class _Chunker:
             if tokens <= limit[0] and len(line) <= limit[1]:
                 atoms.append((sep, line, tokens))
             else:
-                for s_idx, sentence in enumerate(_sentences(line)):
+                for s_idx, sentence in enumerate(_SENTENCES.split(line)):
                     s_sep = sep if s_idx == 0 else " "
                     s_tokens = self.tok(sentence)
                     if s_tokens <= limit[0] and len(sentence) <= limit[1]:
@@ -1092,7 +1092,7 @@ class _Chunker:
         taken: list[str] = []
         total = 0
         for line in reversed(last.text.split("\n")):
-            for sentence in reversed(_sentences(line)):
+            for sentence in reversed(_SENTENCES.split(line)):
                 tokens = self.tok(sentence)
                 if total + tokens > self.overlap:
                     return self._overlap_from(taken, total)
