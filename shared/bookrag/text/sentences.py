@@ -9,8 +9,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-# The sentence splitter is shared with the chunker and the citation check; it stays importable
-# from here under its old name.
+# Inline cleanup (shared with heading anchors) and the sentence splitter (shared with the chunker and
+# the citation check) live in their own modules; both stay importable from here under their old names.
+from bookrag.text.markdown.inline import clean_inline
 from bookrag.text.sentence_splitter import split_sentences
 
 _FENCE = re.compile(r"^\s*(```+|~~~+)")
@@ -23,10 +24,6 @@ _OPTIONS = re.compile(r"(?:^|\s)[a-dA-D]\)\s.*\s[a-dA-D]\)\s")
 _TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
 _TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
 _RULE = re.compile(r"^\s*([-*_])(\s*\1){2,}\s*$")
-_IMAGE = re.compile(r"!\[([^\[\]]*)\]\([^()]*\)")
-_LINK = re.compile(r"\[([^\[\]]*)\]\([^()]*\)")
-_EMPHASIS = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
-_TAG = re.compile(r"</?[A-Za-z][^<>]{0,200}>")
 _TERMINAL = re.compile(r"[.!?:;)\]`*\"']$")
 
 
@@ -38,14 +35,6 @@ class Unit:
     kind: str  # "sentence" | "item" | "row"
     position: int
     items: tuple[str, ...] = ()
-
-
-def clean_inline(text: str) -> str:
-    text = _IMAGE.sub(r"\1", text)
-    text = _LINK.sub(r"\1", text)
-    text = _TAG.sub(" ", text)
-    text = _EMPHASIS.sub(r"\2", text)
-    return " ".join(text.split())
 
 
 def _cells(row: str) -> list[str]:
