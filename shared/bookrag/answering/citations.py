@@ -6,8 +6,11 @@ import re
 
 from bookrag.answering.answerers.base import CITATION, Draft, cited_labels
 from bookrag.domain.models import SearchHit
+from bookrag.text.sentence_splitter import SentenceSplitter
 
-_SENTENCE_BREAK = re.compile(r"((?<=[.!?])[ \t]+|\n+)")
+# A model writes one claim per line or bullet as often as one per sentence, so a line break ends a
+# claim too; segments keep the breaks so the kept sentences re-join exactly as written.
+_DRAFT_SENTENCES = SentenceSplitter(line_breaks=True)
 
 
 
@@ -36,10 +39,8 @@ def verify_citations(draft: Draft, ledger: Ledger) -> tuple[str, list[SearchHit]
 
     # "claim. [S1]" -> "claim [S1]." so that a marker stays with the sentence it follows.
     text = _MARKER_AFTER_STOP.sub(lambda m: f" {m.group(2).strip()}{m.group(1)}", draft.text.strip())
-    parts = _SENTENCE_BREAK.split(text)
     kept: list[str] = []
-    for i in range(0, len(parts), 2):
-        sentence, sep = parts[i], parts[i + 1] if i + 1 < len(parts) else ""
+    for sentence, sep in _DRAFT_SENTENCES.segments(text):
         labels = cited_labels(sentence)
         if labels and not any(valid(label) for label in labels):
             continue

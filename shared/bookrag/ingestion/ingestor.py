@@ -8,11 +8,9 @@ when the tree yields no readable file (a wrong path must not wipe the index).
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import time
 import uuid
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, Protocol
@@ -21,6 +19,7 @@ from bookrag.adapters.qdrant.store import VectorStore
 from bookrag.domain.models import ChunkPayload, PointRecord, embedding_text
 from bookrag.errors import DocumentError
 from bookrag.ingestion.chunker import ChunkDraft, ParsedDocument, chunk_document, parse_document
+from bookrag.ingestion.files import decode, discover, read_bounded, refuse_unsafe
 from bookrag.text.bm25 import BM25Encoder
 
 if TYPE_CHECKING:
@@ -31,7 +30,6 @@ if TYPE_CHECKING:
 INGEST_VERSION = "3"
 CHUNK_NAMESPACE = uuid.UUID("5b0f3f0e-7a57-4b8e-9d2c-1f6f0c9a2b11")
 EMBED_GROUP_CHUNKS = 256  # chunks embedded together: big enough to batch well, small enough to commit often
-DOC_SUFFIXES = (".md", ".mdx")
 
 
 def chunk_uuid(source_file: str, chunk_index: int) -> str:
@@ -79,20 +77,6 @@ class IngestReport:
         }
 
 
-def discover(root: Path) -> Iterator[Path]:
-    """Docusaurus docs: .md/.mdx, skipping `_partials` and hidden files or folders, as Docusaurus does.
-
-    Every entry with a document's name is yielded, regular file or not (a symlink, a FIFO): `load`
-    refuses, and names, what it cannot read safely, instead of it vanishing from the report.
-    """
-    for path in sorted(root.rglob("*")):
-        rel = path.relative_to(root)
-        if any(part.startswith(("_", ".")) for part in rel.parts):
-            continue
-        if path.suffix.lower() in DOC_SUFFIXES and not path.is_dir():
-            yield path
-
-
 def _reading_order(files: list[SourceFile]) -> None:
     """Number files in sidebar order: folders and files by sidebar_position, then name."""
     folder_pos: dict[tuple[str, ...], float] = {}
@@ -134,9 +118,9 @@ class Ingestor:
         for path in discover(root):
             rel = path.relative_to(root).as_posix()
             try:
-                _refuse_unsafe(path, root)
-                raw = _read_bounded(path, self.settings.max_document_bytes)
-                text = _decode(raw)
+                refuse_unsafe(path, root)
+                raw = read_bounded(path, self.settings.max_document_bytes)
+                text = decode(raw)
                 doc = parse_document(text, rel)
             except DocumentError as exc:
                 report.skipped.append((rel, exc.message))
@@ -273,39 +257,3 @@ class Ingestor:
             report.chunks_embedded += len(drafts)
             if self.progress:
                 self.progress.advance(len(drafts))
-
-
-def _refuse_unsafe(path: Path, root: Path) -> None:
-    """Only regular files inside the docs folder are read: a symlink out of it would index (and then
-    serve) any file the process can read, and opening a FIFO would block the ingest forever."""
-    try:
-        resolved = path.resolve(strict=True)
-    except RuntimeError:  # Python 3.11 reports a symlink loop this way, later versions with ELOOP
-        raise DocumentError("symlink loop") from None
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise DocumentError("symlink loop") from None
-        if path.is_symlink():
-            raise DocumentError("broken symlink") from None
-        raise
-    if not resolved.is_relative_to(root.resolve()):
-        raise DocumentError("symlink to outside the docs folder")
-    if not resolved.is_file():
-        raise DocumentError("not a regular file")
-
-
-def _read_bounded(path: Path, limit: int) -> bytes:
-    with path.open("rb") as fh:
-        raw = fh.read(limit + 1)
-    if len(raw) > limit:
-        raise DocumentError(f"too large (over {limit} bytes)")
-    return raw
-
-
-def _decode(raw: bytes) -> str:
-    if b"\0" in raw:
-        raise DocumentError("binary file (contains NUL bytes)")
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise DocumentError("not valid UTF-8 text") from None

@@ -9,6 +9,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+# Inline cleanup (shared with heading anchors) and the sentence splitter (shared with the chunker and
+# the citation check) live in their own modules; both stay importable from here under their old names.
+from bookrag.text.markdown.inline import clean_inline
+from bookrag.text.sentence_splitter import split_sentences
+
 _FENCE = re.compile(r"^\s*(```+|~~~+)")
 _MD_HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
 _ADMONITION_LABEL = re.compile(
@@ -19,14 +24,6 @@ _OPTIONS = re.compile(r"(?:^|\s)[a-dA-D]\)\s.*\s[a-dA-D]\)\s")
 _TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
 _TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
 _RULE = re.compile(r"^\s*([-*_])(\s*\1){2,}\s*$")
-_IMAGE = re.compile(r"!\[([^\[\]]*)\]\([^()]*\)")
-_LINK = re.compile(r"\[([^\[\]]*)\]\([^()]*\)")
-_EMPHASIS = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
-_TAG = re.compile(r"</?[A-Za-z][^<>]{0,200}>")
-# A sentence ends at . ! or ? followed by space and a capital, digit, quote or code span; common
-# abbreviations and initials do not end one.
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'(\[])")
-_ABBREVIATION = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|approx|cf|Fig|Eq|No|Dr|Mr|Ms|Prof|St)|\b[A-Z])\.$")
 _TERMINAL = re.compile(r"[.!?:;)\]`*\"']$")
 
 
@@ -38,25 +35,6 @@ class Unit:
     kind: str  # "sentence" | "item" | "row"
     position: int
     items: tuple[str, ...] = ()
-
-
-def clean_inline(text: str) -> str:
-    text = _IMAGE.sub(r"\1", text)
-    text = _LINK.sub(r"\1", text)
-    text = _TAG.sub(" ", text)
-    text = _EMPHASIS.sub(r"\2", text)
-    return " ".join(text.split())
-
-
-def split_sentences(paragraph: str) -> list[str]:
-    parts = _SENTENCE_END.split(paragraph)
-    out: list[str] = []
-    for part in parts:
-        if out and _ABBREVIATION.search(out[-1]):
-            out[-1] = f"{out[-1]} {part}"
-        else:
-            out.append(part)
-    return [p.strip() for p in out if p.strip()]
 
 
 def _cells(row: str) -> list[str]:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from bookrag.adapters.embedders.base import Embedder
+from bookrag.text.tokens import approx_token_count
 
 if TYPE_CHECKING:
     import numpy as np
@@ -16,8 +16,6 @@ if TYPE_CHECKING:
     from bookrag.config.settings import Settings
 
 __all__ = ["CachedEmbedder", "Embedder", "build_embedder"]
-
-_APPROX_TOKEN = re.compile(r"\w+|[^\w\s]")
 
 
 class CachedEmbedder:
@@ -45,7 +43,7 @@ class CachedEmbedder:
         if counter is not None:
             return int(counter(text))
         # Remote models tokenise on their side; word pieces run ~1.3 per word token here.
-        return int(len(_APPROX_TOKEN.findall(text)) * 1.3)
+        return int(approx_token_count(text) * 1.3)
 
     def cache_info(self) -> object:
         return self._cached.cache_info()

@@ -1,0 +1,28 @@
+"""Docusaurus Markdown/MDX as text: front matter, routes, MDX cleanup, headings, blocks, inline.
+
+One module per concern; this package exports what a reader of a whole document needs. The finer,
+block-level rules (fences, list items, table rows) are imported from their own modules by the
+chunker, which is the only code that needs them.
+"""
+
+from __future__ import annotations
+
+from bookrag.text.markdown.front_matter import non_blank, split_front_matter, to_float
+from bookrag.text.markdown.headings import first_h1, heading_anchor
+from bookrag.text.markdown.inline import clean_inline, plain_inline
+from bookrag.text.markdown.mdx import clean_body, remove_private_marks
+from bookrag.text.markdown.routes import compute_route, pretty_name
+
+__all__ = [
+    "clean_body",
+    "clean_inline",
+    "compute_route",
+    "first_h1",
+    "heading_anchor",
+    "non_blank",
+    "plain_inline",
+    "pretty_name",
+    "remove_private_marks",
+    "split_front_matter",
+    "to_float",
+]

@@ -1,0 +1,40 @@
+"""Inline Markdown (links, images, emphasis, tags) reduced to the text a reader sees.
+
+Two readings, because the two callers keep different things: a heading becomes an anchor and a
+breadcrumb, so every formatting character goes (`plain_inline`, as github-slugger sees it); a
+sentence is quoted back to the reader, so `*` and `_` inside words stay and whitespace is collapsed
+(`clean_inline`). Both keep a link's or an image's text and drop its target.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["clean_inline", "plain_inline"]
+
+_IMAGE = re.compile(r"!\[([^\[\]]*)\]\([^()]*\)")
+_LINK = re.compile(r"\[([^\[\]]*)\]\([^()]*\)")
+_REF_LINK = re.compile(r"\[([^\[\]]*)\]\[[^\[\]]*\]")
+_SIMPLE_TAG = re.compile(r"</?[A-Za-z][^<>]*>")
+_EDGE_UNDERSCORES = re.compile(r"(?<!\w)_+(?=\w)|(?<=\w)_+(?!\w)")
+_EMPHASIS = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
+_BOUNDED_TAG = re.compile(r"</?[A-Za-z][^<>]{0,200}>")
+
+
+def plain_inline(text: str) -> str:
+    """Markdown inline formatting removed, text kept (links, images' alt, code, emphasis)."""
+    text = _IMAGE.sub(r"\1", text)
+    text = _LINK.sub(r"\1", text)
+    text = _REF_LINK.sub(r"\1", text)
+    text = _SIMPLE_TAG.sub("", text)
+    text = text.replace("`", "").replace("*", "").replace("~~", "")
+    return _EDGE_UNDERSCORES.sub("", text)
+
+
+def clean_inline(text: str) -> str:
+    """Links and images as their text, tags as a space, `**strong**` unwrapped, whitespace collapsed."""
+    text = _IMAGE.sub(r"\1", text)
+    text = _LINK.sub(r"\1", text)
+    text = _BOUNDED_TAG.sub(" ", text)
+    text = _EMPHASIS.sub(r"\2", text)
+    return " ".join(text.split())

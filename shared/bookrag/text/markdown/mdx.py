@@ -1,0 +1,282 @@
+"""MDX body -> readable Markdown: the page's machinery removed, every piece of its text kept.
+
+An MDX page is partly a program: `import`/`export` statements, JSX components and comments are code
+the page runs, not text a reader sees, and left in they would be embedded and quoted as if the book
+said them. What a component wraps (a `<TabItem>`'s content, an admonition's body) is text and stays.
+Fenced code is copied verbatim, and inline code spans are shielded, so `<Tabs>` written as code
+survives.
+
+The input is whatever sits in the book's repository, so every step is a linear scan: no regex here
+can be made quadratic by a 1 MB line, an unclosed comment or thousands of unmatched backticks.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from bisect import bisect_left
+
+from bookrag.text.markdown.blocks import closes_fence, open_fence
+
+__all__ = ["clean_body", "remove_private_marks"]
+
+# Longest span a JSX/HTML tag may cover; a longer "tag" is more likely a stray `<` in prose.
+_MAX_TAG_CHARS = 4096
+# ESM statements we look through; beyond this an unbalanced `export` is treated as ending early.
+_MAX_ESM_LINES = 500
+_MAX_ESM_LINE_CHARS = 2000
+
+# Inline code spans are swapped for these while tags and comments are stripped. Private-use
+# characters; `remove_private_marks` takes any the source itself contains out first.
+_PH_OPEN = "\ue000"
+_PH_CLOSE = "\ue001"
+# Where a tag was removed: a block tag (div, p, TabItem...) becomes a space, a phrasing tag (em, a...)
+# nothing. Marked first so a line that only lost its leading tags can also lose the JSX indentation.
+_GAP = "\ue002"
+_JOIN = "\ue003"
+_PRIVATE_MARKS = str.maketrans("", "", _PH_OPEN + _PH_CLOSE + _GAP + _JOIN)
+
+_IMPORT_LINE = re.compile(r"""import\s+(?:type\s+)?(?:[\w$*{},\s]+?\s+from\s+)?["'][^"'\n]+["']\s*;?\s*""")
+_IMPORT_OPEN = re.compile(r"""import\s+(?:type\s+)?(?:[\w$]+\s*,\s*)?\{[^}]*""")
+_IMPORT_CLOSE = re.compile(r"""[^{]*\}\s*from\s+["'][^"'\n]+["']\s*;?\s*""")
+_EXPORT_START = re.compile(r"export\s+(?:default\b|const\b|let\b|var\b|function\b|async\b|class\b|\{|\*)")
+_JSX_COMMENT_OPEN = re.compile(r"\{[ \t\n]*/\*")
+_JSX_COMMENT_CLOSE = re.compile(r"[ \t\n]*\}")
+_AUTOLINK = re.compile(r"<((?:https?|ftp)://[^\s<>]*|mailto:[^\s<>]+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+)>")
+# An opening, closing or self-closing JSX/HTML tag, or a fragment. No part of it may contain `<`, so
+# a failed attempt never scans past the next `<` and stripping stays linear. Attribute values may be
+# quoted strings or `{...}` expressions nested once (style={{...}}), which may themselves hold `>`.
+_TAG = re.compile(
+    r"""<(?:
+        /(?P<close>[A-Za-z][\w.:-]*)\s*
+      | (?P<open>[A-Za-z][\w.:-]*)
+        (?:\s(?:[^<>"'{}]|"[^"<]*"|'[^'<]*'|\{(?:[^{}<]|\{[^{}<]*\})*\})*)?/?
+      | /?
+    )>""",
+    re.VERBOSE,
+)
+# Phrasing tags vanish without a trace; any other tag leaves a space so words do not run together.
+_INLINE_TAGS = frozenset(
+    {"a", "abbr", "b", "bdi", "bdo", "cite", "code", "del", "dfn", "em", "i", "ins", "kbd", "mark", "q"}
+    | {"s", "samp", "small", "span", "strong", "sub", "sup", "time", "u", "var"}
+)
+_ADMONITION = re.compile(r"([ \t>]*):{3,}[ \t]*([A-Za-z][\w-]*)?(.*)$")
+_ADMONITION_TITLE_ATTR = re.compile(r"""title=(["'])([^"'\n]*)\1""")
+_PLACEHOLDER = re.compile(_PH_OPEN + r"(\d+)" + _PH_CLOSE)
+_BLANK_LINE = re.compile(r"\n[ \t]*\n")
+
+
+def remove_private_marks(text: str) -> str:
+    """Drop the private-use characters `clean_body` uses as markers, so the source cannot forge one."""
+    return text.translate(_PRIVATE_MARKS)
+
+
+def clean_body(body: str) -> str:
+    """Strip MDX machinery outside fenced code; code is copied verbatim."""
+    lines = body.split("\n")
+    out: list[str] = []
+    prose: list[str] = []
+    i = 0
+    while i < len(lines):
+        fence = open_fence(lines[i])
+        if fence is None:
+            prose.append(lines[i])
+            i += 1
+            continue
+        out.extend(_clean_prose(prose))
+        prose = []
+        out.append(lines[i])
+        i += 1
+        while i < len(lines):
+            out.append(lines[i])
+            i += 1
+            if closes_fence(out[-1], fence):
+                break
+    out.extend(_clean_prose(prose))
+    return "\n".join(out).strip("\n")
+
+
+def _drop_esm(lines: list[str]) -> list[str]:
+    """Remove MDX `import`/`export` statements (they are code the page runs, not text)."""
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if not line.startswith(("import", "export")) or len(line) > _MAX_ESM_LINE_CHARS:
+            out.append(line)
+            i += 1
+            continue
+        if _IMPORT_LINE.fullmatch(line):
+            i += 1
+            continue
+        if _IMPORT_OPEN.fullmatch(line):
+            end = next(
+                (
+                    j
+                    for j in range(i + 1, min(len(lines), i + _MAX_ESM_LINES))
+                    if len(lines[j]) <= _MAX_ESM_LINE_CHARS and _IMPORT_CLOSE.fullmatch(lines[j])
+                ),
+                None,
+            )
+            if end is not None:
+                i = end + 1
+                continue
+        elif _EXPORT_START.match(line):
+            i = _export_end(lines, i)
+            continue
+        out.append(line)
+        i += 1
+    return out
+
+
+def _export_end(lines: list[str], start: int) -> int:
+    """Index after an `export` statement: brackets balanced, or (if they never balance) a blank line."""
+    depth = 0
+    limit = min(len(lines), start + _MAX_ESM_LINES)
+    for j in range(start, limit):
+        line = lines[j]
+        depth += sum(line.count(c) for c in "([{") - sum(line.count(c) for c in ")]}")
+        if depth <= 0:
+            return j + 1
+    for j in range(start + 1, len(lines)):
+        if not lines[j].strip():
+            return j
+    return len(lines)
+
+
+def _protect_code_spans(text: str) -> tuple[str, list[str]]:
+    """Swap inline code spans for placeholders (CommonMark pairing of equal-length backtick runs).
+
+    Each run is paired with the next run of the same length unless a blank line lies between; a
+    per-length cursor keeps this linear even with thousands of unmatched runs.
+    """
+    runs = [(m.start(), m.end()) for m in re.finditer(r"`+", text)]
+    if len(runs) < 2:
+        return text, []
+    blanks = [m.start() for m in _BLANK_LINE.finditer(text)]
+    by_len: dict[int, list[int]] = {}
+    for idx, (s, e) in enumerate(runs):
+        by_len.setdefault(e - s, []).append(idx)
+    cursor: dict[int, int] = dict.fromkeys(by_len, 0)
+    spans: list[str] = []
+    out: list[str] = []
+    pos = 0
+    i = 0
+    while i < len(runs):
+        s, e = runs[i]
+        n = e - s
+        same = by_len[n]
+        c = cursor[n]
+        while c < len(same) and same[c] <= i:
+            c += 1
+        cursor[n] = c
+        if c < len(same):
+            j = same[c]
+            close_start, close_end = runs[j]
+            k = bisect_left(blanks, e)
+            if k == len(blanks) or blanks[k] >= close_start:
+                out.append(text[pos:s])
+                out.append(f"{_PH_OPEN}{len(spans)}{_PH_CLOSE}")
+                spans.append(text[s:close_end])
+                pos = close_end
+                i = j + 1
+                continue
+        i += 1
+    out.append(text[pos:])
+    return "".join(out), spans
+
+
+def _remove_jsx_comments(text: str) -> str:
+    out: list[str] = []
+    pos = 0
+    known_end = -1  # first "*/" at or after the last position searched; reused so this stays linear
+    for m in _JSX_COMMENT_OPEN.finditer(text):
+        if m.start() < pos:
+            continue
+        if known_end < m.end():
+            known_end = text.find("*/", m.end())
+            if known_end == -1:
+                break
+        close = _JSX_COMMENT_CLOSE.match(text, known_end + 2)
+        if close is None:
+            continue
+        out.append(text[pos : m.start()])
+        pos = close.end()
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _remove_html_comments(text: str) -> str:
+    out: list[str] = []
+    pos = 0
+    while True:
+        start = text.find("<!--", pos)
+        if start == -1:
+            break
+        end = text.find("-->", start + 4)
+        if end == -1:
+            break  # unclosed: leave the rest as text rather than silently dropping it
+        out.append(text[pos:start])
+        pos = end + 3
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _tag_replacement(m: re.Match[str]) -> str:
+    if m.end() - m.start() > _MAX_TAG_CHARS:
+        return m.group(0)
+    name = (m.group("open") or m.group("close") or "").lower()
+    return _JOIN if name in _INLINE_TAGS else _GAP
+
+
+def _admonition_line(line: str) -> str | None:
+    """`:::tip[Title]` / `:::tip Title` -> "Tip: Title"; a bare closing `:::` -> None (dropped)."""
+    m = _ADMONITION.match(line)
+    if m is None:
+        return line
+    indent, kind, rest = m.group(1), m.group(2), m.group(3).strip()
+    if not kind:
+        return indent + rest if rest else None
+    title = ""
+    if rest.startswith("[") and "]" in rest:
+        title = rest[1 : rest.rfind("]")]
+    elif rest:
+        attr = _ADMONITION_TITLE_ATTR.search(rest)
+        title = attr.group(2) if attr else re.sub(r"\{[^{}]*\}", "", rest)
+    title = title.strip()
+    label = kind[:1].upper() + kind[1:].lower()
+    return f"{indent}{label}: {title}" if title else f"{indent}{label}:"
+
+
+def _clean_prose(lines: list[str]) -> list[str]:
+    if not lines:
+        return []
+    text = "\n".join(_drop_esm(lines))
+    text, spans = _protect_code_spans(text)
+    text = _remove_jsx_comments(text)
+    text = _remove_html_comments(text)
+    text = _AUTOLINK.sub(r"\1", text)
+    text = _TAG.sub(_tag_replacement, text)
+    text = html.unescape(text)
+    out: list[str] = []
+    for raw in text.split("\n"):
+        line = raw
+        if _GAP in line or _JOIN in line:
+            if line.lstrip()[:1] in (_GAP, _JOIN):
+                line = line.lstrip(" \t" + _GAP + _JOIN)  # JSX indentation means nothing
+            line = line.replace(_GAP, " ").replace(_JOIN, "")
+        line = line.rstrip()
+        if ":::" in line and line.lstrip(" \t>").startswith(":::"):
+            replaced = _admonition_line(line)
+            if replaced is None:
+                continue
+            line = replaced
+        if not line and (not out or not out[-1]):
+            continue  # collapse runs of blank lines
+        out.append(line)
+    if spans:
+        restored = _PLACEHOLDER.sub(
+            lambda m: spans[int(m.group(1))] if int(m.group(1)) < len(spans) else "", "\n".join(out)
+        )
+        out = restored.split("\n")
+    return out
