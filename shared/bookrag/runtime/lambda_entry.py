@@ -27,6 +27,7 @@ from bookrag.observability import _state, get_tracer, logger, next_invocation, t
 if TYPE_CHECKING:
     from bookrag.config.settings import Settings
     from bookrag.retrieval.retriever import Retriever
+    from bookrag.runtime.lambda_context import SyntheticContext
 
 FunctionKind = Literal["retrieval", "agent"]
 HookKind = Literal["before_snapshot", "after_restore"]
@@ -59,16 +60,10 @@ def get_handler(kind: FunctionKind) -> Any:
 # --- warm-up -------------------------------------------------------------------------------------
 
 
-class _WarmUpContext:
-    """The Lambda context fields Mangum reads, for the warm-up's in-process request."""
+def _warm_up_context() -> SyntheticContext:
+    from bookrag.runtime.lambda_context import SyntheticContext  # imported here: health never needs it
 
-    function_name = "bookrag-warm-up"
-    aws_request_id = "warm-up"
-    memory_limit_in_mb = 0
-    invoked_function_arn = ""
-
-    def get_remaining_time_in_millis(self) -> int:
-        return 25_000
+    return SyntheticContext(function_name="bookrag-warm-up", aws_request_id="warm-up")
 
 
 def _http_event(method: str, path: str) -> dict[str, Any]:
@@ -126,7 +121,7 @@ def warm(kind: FunctionKind) -> dict[str, Any]:
         get_agent(settings)
     # One request through Mangum and FastAPI loads the rest of the HTTP path (anyio's thread pool,
     # request parsing, response serialisation). /api/health is open: no key checked, no rate counted.
-    handler(_http_event("GET", "/api/health"), _WarmUpContext())
+    handler(_http_event("GET", "/api/health"), _warm_up_context())
     summary = health()
     summary["warmed"] = True
     summary["store_ready"] = store_ok
