@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from bookrag.contracts.agent import REFUSAL
-from tests.handler.conftest import body_of
+from tests.support.events import body_of
 
 
 @pytest.fixture(autouse=True)

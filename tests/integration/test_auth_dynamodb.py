@@ -12,7 +12,7 @@ import pytest
 from bookrag.auth.dynamodb import DynamoDBCounter, DynamoDBKeyStore, get_dynamodb_client
 from bookrag.auth.guard import Guard, key_id_of
 from bookrag.errors import AuthUnavailableError, BookRAGError, InvalidApiKeyError, RateLimitedError
-from tests.conftest import API_KEYS_TABLE, RATE_LIMIT_TABLE, AuthTables, FakeClock
+from tests.support.aws import API_KEYS_TABLE, RATE_LIMIT_TABLE, AuthTables, FakeClock
 
 IP = "203.0.113.7"
 

@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 from bookrag.auth.guard import get_guard, mint_key
 from bookrag.config.settings import get_settings
 from bookrag.web.app import create_app
-from tests.conftest import FakeClock
+from tests.support.aws import FakeClock
 
 ENVELOPE = {"error", "code", "details", "recoverable"}
 

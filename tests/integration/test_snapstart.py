@@ -21,8 +21,8 @@ from bookrag.adapters.embedders import get_embedder
 from bookrag.adapters.qdrant.store import get_qdrant_client
 from bookrag.retrieval.retriever import get_retriever
 from bookrag.runtime import lambda_entry as lambda_runtime
-from tests.conftest import ROOT
-from tests.stubs import closed_port
+from tests.support.paths import ROOT
+from tests.support.stubs import closed_port
 
 
 class FakeSnapshotRestore(ModuleType):

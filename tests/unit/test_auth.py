@@ -17,7 +17,7 @@ from bookrag.auth import guard as auth
 from bookrag.auth.guard import Guard, InMemoryCounter, InMemoryKeyStore, KeyRecord, hash_key, key_id_of, mint_key
 from bookrag.config.settings import load_settings
 from bookrag.errors import AuthenticationError, ConfigError, InvalidApiKeyError, RateLimitedError
-from tests.conftest import FakeClock
+from tests.support.aws import FakeClock
 
 IP, OTHER_IP = "203.0.113.7", "198.51.100.9"
 
