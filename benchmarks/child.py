@@ -14,7 +14,8 @@ Modes:
 
 The result is written to --out as JSON (stdout belongs to the handler: Powertools' metrics go there).
 This file is run by benchmarks/suite.py and by tests/handler/test_cold_start.py; it imports nothing
-from bookrag before the measured work starts.
+from bookrag before the measured work starts. The handler loader and the Lambda context are bookrag's
+own (`bookrag invoke` and the tests use them too), so --code-root must hold them.
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ import time
 STARTED = time.time()  # before any other import: the child's own share of the cold start
 
 import base64  # noqa: E402
-import importlib.util  # noqa: E402
 import json  # noqa: E402
 import resource  # noqa: E402
 import sys  # noqa: E402
@@ -33,16 +33,6 @@ from typing import Any  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 EVENTS = ROOT / "events"
-
-
-class LambdaContext:
-    function_name = "bookrag-bench"
-    memory_limit_in_mb = 1024
-    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:bookrag-bench"
-    aws_request_id = "52fdfc07-2182-154f-163f-5f0f9a621d72"
-
-    def get_remaining_time_in_millis(self) -> int:
-        return 25_000
 
 
 def peak_rss_mb() -> float:
@@ -67,15 +57,12 @@ def with_body(event: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def load_handler(function: str, code_root: Path = ROOT) -> Any:
-    """Import functions/<function>/<function>_handler.py under its own module name, as Lambda does."""
-    path = code_root / "functions" / function / f"{function}_handler.py"
-    spec = importlib.util.spec_from_file_location(f"{function}_handler", path)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+def lambda_tools() -> tuple[Any, Any]:
+    """bookrag's handler loader and a Lambda context, imported once the measured work has started."""
+    from bookrag.devtools.local_invoke import load_handler
+    from bookrag.runtime.lambda_context import SyntheticContext
+
+    return load_handler, SyntheticContext(function_name="bookrag-bench")
 
 
 def status_of(response: Any) -> int | str:
@@ -120,12 +107,12 @@ def run_naive(_: Args) -> dict[str, Any]:
 
 def run_cold(args: Args) -> dict[str, Any]:
     """Invoke `args.events` in order; after each, note the time and (--track) the modules and factories."""
-    context = LambdaContext()
+    load_handler, context = lambda_tools()  # before the snapshot below: the loader's imports are not the handler's
     events = [load_event(name) for name in args.events]
     # The first event's figures include importing the handler module, as Lambda's first invocation does.
     before_modules = set(sys.modules)
     before_misses: dict[str, int] = {}
-    handler = load_handler(args.function, Path(args.code_root))
+    handler = load_handler(args.function, root=Path(args.code_root))
     responses = []
     for name, event in zip(args.events, events, strict=True):
         response = handler.lambda_handler(event, context)
@@ -175,12 +162,12 @@ def _percentiles(values: list[float]) -> dict[str, float]:
 def run_warm(args: Args) -> dict[str, Any]:
     import gc
 
-    context = LambdaContext()
+    load_handler, context = lambda_tools()
     base = load_event("retrieve-valid.json")
     varied = [with_body(base, {"query": q, "top_k": 3}) for q in _queries(args.n)]
     cached = with_body(base, {"query": "How do I install ROS 2 Humble?", "top_k": 3})
     health = load_event("health.json")
-    handler = load_handler(args.function, Path(args.code_root))
+    handler = load_handler(args.function, root=Path(args.code_root))
     warmup = handler.lambda_handler(load_event("scheduled-warmup.json"), context)
 
     # Timing hook: Retriever.search already measures its embedding and search phases (SearchResult

@@ -9,7 +9,7 @@ import pytest
 
 from bookrag.contracts.agent import REFUSAL
 from bookrag.services.container import current
-from tests.handler.conftest import body_of
+from tests.support.events import body_of
 
 
 @pytest.fixture(autouse=True)

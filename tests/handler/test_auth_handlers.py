@@ -18,9 +18,10 @@ import pytest
 
 from bookrag.config.settings import get_settings
 from bookrag.services.container import auth_container, container_for, reset_auth
-from tests.conftest import API_KEYS_TABLE, RATE_LIMIT_TABLE, ROOT, AuthTables, FakeClock, load_event
-from tests.handler.conftest import body_of
-from tests.integration.test_cohere_embedder import embed_reply
+from tests.support.aws import API_KEYS_TABLE, RATE_LIMIT_TABLE, AuthTables, FakeClock
+from tests.support.events import body_of, load_event
+from tests.support.paths import ROOT
+from tests.support.upstreams import embed_reply
 
 RETRIEVAL_EVENTS = ["retrieve-valid.json", "retrieve-defaults.json", "tool-retrieve-book-content.json",
                     "tool-perform-retrieval.json", "tool-retrieve-book-context.json", "tools-list.json",

@@ -14,8 +14,7 @@ from hypothesis import strategies as st
 
 from bookrag.domain.query import normalize_query
 from bookrag.web.middleware.body_limit import MAX_BODY_BYTES
-from tests.conftest import load_event
-from tests.handler.conftest import body_of
+from tests.support.events import body_of, load_event
 
 # Each retrieval route's event in events/, and the field of its response that identifies the results.
 ROUTE_EVENTS = {

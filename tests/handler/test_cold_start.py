@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.support.paths import ROOT
 
 CHILD = ROOT / "benchmarks" / "child.py"
 _OURS = re.compile(r"^(QDRANT_|COHERE_|CO_API_|EMBEDDING_|LLM_|AUTH_|API_KEY|RATE_LIMIT|POWERTOOLS_TRACE|"

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from bookrag.services.container import current
-from tests.handler.conftest import body_of
+from tests.support.events import body_of
 
 REST_FIELDS = {"chunk_id", "similarity_score", "content_text", "source_file", "module_name", "section_heading",
                "chunk_index", "total_chunks", "token_count"}

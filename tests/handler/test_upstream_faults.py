@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from tests.handler.conftest import body_of
-from tests.stubs import StubServer
-from tests.upstream_stubs import FAULTS, UPSTREAM_DETAIL, cohere_embed, serve_qdrant, stub_env
+from tests.support.events import body_of
+from tests.support.stubs import StubServer
+from tests.support.upstreams import FAULTS, UPSTREAM_DETAIL, cohere_embed, serve_qdrant, stub_env
 
 COHERE_KEY = "co-canary-handler-3e7f"
 QDRANT_KEY = "qd-canary-handler-c21d"

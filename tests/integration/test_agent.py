@@ -20,8 +20,8 @@ from bookrag.answering.context import book_context
 from bookrag.contracts.agent import REFUSAL, ErrorResponse, Response, error_response
 from bookrag.services.container import container_for
 from bookrag.web.app import create_app
-from tests.conftest import ROOT
-from tests.stubs import Reply
+from tests.support.paths import ROOT
+from tests.support.stubs import Reply
 
 AGENT_SET = ROOT / "eval" / "agent-sample-book.jsonl"
 CONTRACT_MESSAGES = {

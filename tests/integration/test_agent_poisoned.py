@@ -21,7 +21,7 @@ from bookrag.answering.answerers.base import SYSTEM_PROMPT
 from bookrag.config.settings import Settings, load_settings
 from bookrag.contracts.agent import REFUSAL
 from bookrag.services.container import container_for
-from tests.stubs import Recorded, Reply, StubServer
+from tests.support.stubs import Recorded, Reply, StubServer
 
 CANARY = "gm-CANARY-poison-71c3"  # planted in the book, and configured as a key
 LLM_KEY = "sk-CANARY-llm-04d2e6"

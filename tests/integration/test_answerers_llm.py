@@ -23,7 +23,7 @@ from bookrag.answering.answerers.base import SYSTEM_PROMPT
 from bookrag.config.settings import Settings, load_settings
 from bookrag.contracts.agent import REFUSAL
 from bookrag.services.container import container_for
-from tests.stubs import Recorded, Reply, StubServer
+from tests.support.stubs import Recorded, Reply, StubServer
 
 KEY = "llm-canary-3e9d0b7a"
 QUESTION = "I edited a Python file in my ROS 2 package. How do I build so that my changes take effect?"

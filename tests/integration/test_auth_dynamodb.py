@@ -13,7 +13,7 @@ from bookrag.auth.dynamodb import DynamoDBCounter, DynamoDBKeyStore, build_clien
 from bookrag.auth.guard import Guard
 from bookrag.auth.keys import key_id_of
 from bookrag.errors import AuthUnavailableError, BookRAGError, InvalidApiKeyError, RateLimitedError
-from tests.conftest import API_KEYS_TABLE, RATE_LIMIT_TABLE, AuthTables, FakeClock
+from tests.support.aws import API_KEYS_TABLE, RATE_LIMIT_TABLE, AuthTables, FakeClock
 
 IP = "203.0.113.7"
 

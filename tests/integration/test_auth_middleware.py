@@ -12,7 +12,7 @@ from bookrag.auth.keys import mint_key
 from bookrag.config.settings import get_settings
 from bookrag.services.container import container_for
 from bookrag.web.app import create_app
-from tests.conftest import FakeClock
+from tests.support.aws import FakeClock
 
 ENVELOPE = {"error", "code", "details", "recoverable"}
 

@@ -10,19 +10,10 @@ import pytest
 from bookrag import errors
 from bookrag.adapters.embedders.cohere import CohereEmbedder
 from bookrag.services.container import container_for
-from tests.stubs import Recorded, Reply, closed_port
+from tests.support.stubs import Reply, closed_port
+from tests.support.upstreams import embed_reply
 
 KEY = "co-canary-4f1c9b"
-
-
-def embed_reply(dim: int = 1024) -> Any:
-    def reply(req: Recorded) -> Reply:
-        texts = req.json()["texts"]
-        vectors = [[float(i + 1)] + [0.0] * (dim - 1) for i in range(len(texts))]
-        return Reply(200, {"id": "e1", "response_type": "embeddings_by_type",
-                           "embeddings": {"float": vectors}, "texts": texts, "meta": {}})
-
-    return reply
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ import pytest
 from bookrag.config.settings import Settings, load_settings
 from bookrag.devtools.evaluation import evaluate_files, load_questions, run_evaluation
 from bookrag.services.container import container_for
-from tests.conftest import CORPUS, ROOT, SAMPLE_DOCS
+from tests.support.paths import CORPUS, ROOT, SAMPLE_DOCS
 
 SAMPLE_SET = ROOT / "eval" / "sample-book.jsonl"
 TEXTBOOK_2 = CORPUS / "physical-ai-textbook-2" / "docs"

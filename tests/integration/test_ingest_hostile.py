@@ -25,7 +25,7 @@ from bookrag.config.settings import Settings
 from bookrag.ingestion.ingestor import Ingestor
 from bookrag.retrieval.retriever import Retriever, SearchOptions
 from bookrag.services.container import container_for
-from tests.stubs import Recorded, Reply, StubServer
+from tests.support.stubs import Recorded, Reply, StubServer
 
 DIM = 384  # embed-english-light-v3.0: smaller vectors, a faster embedded store
 FAIL_MARKER = "failmarker"

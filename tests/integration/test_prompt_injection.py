@@ -24,7 +24,6 @@ import binascii
 import codecs
 import contextlib
 import json
-import os
 import re
 import unicodedata
 from collections.abc import Callable, Iterator
@@ -42,8 +41,8 @@ from bookrag.config.settings import Settings, load_settings
 from bookrag.contracts.agent import REFUSAL, Response
 from bookrag.ingestion.ingestor import Ingestor
 from bookrag.services.container import container_for
-from tests.conftest import _OUR_VARS
-from tests.stubs import Recorded, Reply, StubServer
+from tests.support.env import clear_our_vars
+from tests.support.stubs import Recorded, Reply, StubServer
 
 OPENAI_KEY = "sk-canary-7Qp2Lm9Xv4Rt8Zk1Wd"
 COHERE_KEY = "co-canary-Hb5Nw3Jy6Fd0Ts2Qe"
@@ -413,9 +412,7 @@ def model() -> Iterator[tuple[StubServer, ObedientModel]]:
 def _ingested(root: Path, **overrides: Any) -> Settings:
     """Settings on their own embedded store, the poisoned book ingested into it (developer env ignored)."""
     with pytest.MonkeyPatch.context() as mp:
-        for name in list(os.environ):
-            if name.upper() in _OUR_VARS:
-                mp.delenv(name)
+        clear_our_vars(mp)
         settings = load_settings(qdrant_path=root / "qdrant", embedding_provider="local", cohere_api_key=COHERE_KEY,
                                  gemini_api_key=GEMINI_KEY, **overrides)
     docs = root / "docs"

@@ -14,7 +14,7 @@ from bookrag.config.settings import Settings, load_settings
 from bookrag.retrieval.rerank import CohereReranker
 from bookrag.retrieval.retriever import Retriever, SearchOptions
 from bookrag.services.container import container_for
-from tests.stubs import Recorded, Reply
+from tests.support.stubs import Recorded, Reply
 
 KEY = "co-canary-7d2e01"
 QUERY = "How do I install ROS 2 Humble?"

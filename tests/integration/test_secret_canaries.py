@@ -15,9 +15,13 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from bookrag.devtools.local_invoke import load_handler
 from bookrag.errors import BookRAGError
-from tests.stubs import Reply, StubServer
-from tests.upstream_stubs import FAULTS, UPSTREAM_DETAIL, cohere_embed, serve_qdrant, stub_env
+from bookrag.runtime.lambda_context import SyntheticContext
+from tests.support.events import load_event
+from tests.support.paths import ROOT
+from tests.support.stubs import Reply, StubServer
+from tests.support.upstreams import FAULTS, UPSTREAM_DETAIL, cohere_embed, serve_qdrant, stub_env
 
 CANARIES = {
     "COHERE_API_KEY": "co-CANARY-5f3a1e9d77",
@@ -126,14 +130,12 @@ def test_no_canary_leaks_through_the_lambda_handler(upstreams: Any, retrieval_ha
                                                     capfd: pytest.CaptureFixture[str],
                                                     everything_logged: pytest.LogCaptureFixture) -> None:
     """The Powertools logger and metrics write JSON to stdout: search it too."""
-    from tests.conftest import load_event
-    from tests.handler.conftest import LambdaContext
-
     cohere, qdrant, _ = upstreams
     cohere.on("/v2/embed", FAULTS["401"].reply or Reply())
     serve_qdrant(qdrant)
 
-    response = retrieval_handler_module.lambda_handler(load_event("retrieve-valid.json"), LambdaContext())
+    response = retrieval_handler_module.lambda_handler(load_event("retrieve-valid.json"),
+                                                        SyntheticContext(function_name="bookrag-test"))
 
     assert response["statusCode"] == 500
     _assert_clean("a handler response", str(response))
@@ -145,6 +147,4 @@ def test_no_canary_leaks_through_the_lambda_handler(upstreams: Any, retrieval_ha
 
 @pytest.fixture
 def retrieval_handler_module() -> Any:
-    from tests.handler.conftest import _load_handler
-
-    return _load_handler("retrieval", "retrieval_handler")
+    return load_handler("retrieval", root=ROOT)

@@ -20,8 +20,8 @@ import pytest
 from bookrag.runtime import http as runtime_http
 from bookrag.runtime import snapstart
 from bookrag.services.container import container_for
-from tests.conftest import ROOT
-from tests.stubs import closed_port
+from tests.support.paths import ROOT
+from tests.support.stubs import closed_port
 
 
 class FakeSnapshotRestore(ModuleType):

@@ -23,8 +23,8 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.stubs import Reply, StubServer, closed_port
-from tests.upstream_stubs import (
+from tests.support.stubs import Reply, StubServer, closed_port
+from tests.support.upstreams import (
     COLLECTION,
     FAULTS,
     UPSTREAM_DETAIL,

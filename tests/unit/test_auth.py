@@ -19,7 +19,7 @@ from bookrag.auth.keys import KeyRecord, hash_key, key_id_of, mint_key
 from bookrag.auth.memory import InMemoryCounter, InMemoryKeyStore
 from bookrag.config.settings import load_settings
 from bookrag.errors import AuthenticationError, ConfigError, InvalidApiKeyError, RateLimitedError
-from tests.conftest import FakeClock
+from tests.support.aws import FakeClock
 
 IP, OTHER_IP = "203.0.113.7", "198.51.100.9"
 

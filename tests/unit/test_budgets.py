@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from benchmarks.budgets import BUDGETS, Budget
 
-from tests.conftest import ROOT
+from tests.support.paths import ROOT
 
 RESULTS = ROOT / "benchmarks" / "results.json"
 

@@ -1,0 +1,1 @@
+"""Answering: the agent, its answerers, the citation check and the output guards."""

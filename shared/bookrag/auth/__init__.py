@@ -1,0 +1,1 @@
+"""Caller authentication: API keys, the guard that admits requests, rate limits, key stores."""

@@ -1,0 +1,1 @@
+"""Configuration: the settings (the only reader of the environment) and secrets fetched by name."""

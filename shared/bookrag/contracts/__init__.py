@@ -1,0 +1,1 @@
+"""Contracts: the shapes each public interface promises (REST, tools, agent, Python API) and the error envelope."""

@@ -1,0 +1,1 @@
+"""Developer tools: the CLI, the demo, Docker-free local invoke, the evaluation harness."""

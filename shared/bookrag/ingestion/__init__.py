@@ -1,0 +1,1 @@
+"""Ingestion: the book's files -> heading-aware chunk drafts -> payloads and vectors in the store."""

@@ -9,10 +9,7 @@ section's units into chunks, asking the chunker to split a unit that does not fi
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from bookrag.ingestion.sections import Chunker
+from typing import Protocol
 
 __all__ = [
     "CODE",
@@ -117,10 +114,24 @@ def pack_atoms(
     return pieces
 
 
+class Budget(Protocol):
+    """What packing asks of the chunker (`sections.Chunker`): its limits, how to split a unit that does
+    not fit, and the overlap a chunk carries into the next."""
+
+    budget: int
+    char_cap: int
+    tiny: int
+    min_first_chars: int
+
+    def split(self, unit: Unit, first: Limits) -> list[Unit]: ...
+
+    def overlap_unit(self, last: Unit) -> Unit | None: ...
+
+
 class Packer:
     """Greedy packing of one section's units into chunks, splitting blocks that do not fit."""
 
-    def __init__(self, chunker: Chunker) -> None:
+    def __init__(self, chunker: Budget) -> None:
         self.ck = chunker
         self.chunks: list[list[Unit]] = []
         self.cur: list[Unit] = []

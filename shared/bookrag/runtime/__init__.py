@@ -1,0 +1,1 @@
+"""The Lambda runtime: event dispatch, warm-ups, SnapStart hooks, the synthetic context."""

@@ -1,0 +1,1 @@
+"""Qdrant through qdrant-client: the embedded folder or a remote server, one adapter."""

@@ -1,0 +1,1 @@
+"""ASGI middleware that answers before any route: API keys and rate limits, the body-size limit."""

@@ -1,4 +1,4 @@
-"""Healthy and faulty Cohere and Qdrant replies for `tests.stubs.StubServer`.
+"""Healthy and faulty Cohere and Qdrant replies for `tests.support.stubs.StubServer`.
 
 The Qdrant replies follow the REST API that qdrant-client 1.20 calls (captured from the client):
 `GET /collections/{name}/exists`, `GET /collections/{name}` and `POST /collections/{name}/points/query`,
@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from tests.stubs import Recorded, Reply, ReplySpec, StubServer
+from tests.support.stubs import Recorded, Reply, ReplySpec, StubServer
 
 COHERE_MODEL = "embed-english-v3.0"
 COHERE_EMBEDDER = f"cohere/{COHERE_MODEL}"
@@ -30,6 +30,18 @@ def cohere_embed(req: Recorded) -> Reply:
     texts = req.json()["texts"]
     return Reply(200, {"id": "e1", "response_type": "embeddings_by_type",
                        "embeddings": {"float": [unit_vector() for _ in texts]}, "texts": texts, "meta": {}})
+
+
+def embed_reply(dim: int = 1024) -> ReplySpec:
+    """A Cohere /v2/embed answer of `dim` dimensions: [i + 1, 0, 0, ...] for the i-th text."""
+
+    def reply(req: Recorded) -> Reply:
+        texts = req.json()["texts"]
+        vectors = [[float(i + 1)] + [0.0] * (dim - 1) for i in range(len(texts))]
+        return Reply(200, {"id": "e1", "response_type": "embeddings_by_type",
+                           "embeddings": {"float": vectors}, "texts": texts, "meta": {}})
+
+    return reply
 
 
 def _ok(result: Any) -> Reply:
