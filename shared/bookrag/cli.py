@@ -176,20 +176,26 @@ def eval_(
                                                        "hybrid+dbsf,hybrid+rerank,default")]
     = "bm25,dense,hybrid,hybrid+diversity,default",
     out: Annotated[Path | None, typer.Option("--json", help="Write the full report (JSON) here")] = None,
+    answers: Annotated[bool, typer.Option("--answers", help="Also ask the agent (configured answerer) every "
+                                                            "question and measure its answers")] = False,
 ) -> None:
-    """Measure retrieval quality per mode: hit@5, MRR@10, evidence@5, refusal AUC, seconds per query."""
+    """Measure retrieval quality per mode (hit@5, MRR@10, evidence@5, refusal AUC, seconds per query) and,
+    with --answers, answer quality (answered, refused, keyword recall, citation precision) per kind."""
     from rich.console import Console
 
-    from bookrag.evaluation import evaluate_files, parse_modes, render_table
+    from bookrag.evaluation import evaluate_files, parse_modes, render_answer_table, render_table
     from bookrag.settings import get_settings
 
     try:
-        report = evaluate_files(get_settings(), questions, parse_modes(modes), docs)
+        report = evaluate_files(get_settings(), questions, parse_modes(modes), docs, answers=answers)
     except BookRAGError as exc:
         _fail(exc)
         return
     # Piped output would otherwise wrap at 80 columns and cut the mode names.
-    Console(width=None if sys.stdout.isatty() else 120).print(render_table(report))
+    console = Console(width=None if sys.stdout.isatty() else 120)
+    console.print(render_table(report))
+    if report.answers is not None:
+        console.print(render_answer_table(report.answers))
     if out is not None:
         out.write_text(json.dumps(report.as_dict(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
