@@ -54,12 +54,15 @@ _DELIMITER_LOOKALIKE = re.compile(r"<(\s*/?\s*document)", re.IGNORECASE)
 
 @dataclass(slots=True)
 class Draft:
-    """An answerer's output. `citations` maps the labels used in `text` to chunk ids."""
+    """An answerer's output. `citations` maps the labels used in `text` to chunk ids; `spans` maps a
+    chunk id to the (start, end) offsets in its `content_text` that the answer quotes (empty when the
+    answerer does not know: an LLM's draft is grounded by `answerers.grounding` instead)."""
 
     text: str
     citations: dict[str, str] = field(default_factory=dict)
     refused: bool = False
     reason: str = ""
+    spans: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
 
     @property
     def cited_chunk_ids(self) -> list[str]:
