@@ -8,7 +8,10 @@ One request:
    may retrieve again through the same tool, within the request's deadline.
 4. Code, not the model, checks the draft: every cited chunk must be one this request retrieved; a
    sentence whose markers all point elsewhere is dropped; an answer left citing nothing becomes a
-   refusal. The answer must not contain a configured secret or a passage of the system prompt.
+   refusal. An LLM's sentences must also be supported by the text they cite (`answerers.grounding`):
+   unsupported ones are dropped, and an answer left with none is refused (`ungrounded_answer`).
+   Each cited source carries the quoted spans (`Source.quotes`, `answerers.spans`). The answer must
+   not contain a configured secret or a passage of the system prompt.
 5. A refusal is exactly `REFUSAL`, with `refusal_reason` and the nearest sections as `sources`.
 
 Time: `AGENT_DEADLINE_S` (20 s) runs from the start of the request. The first retrieval is bounded
@@ -35,6 +38,8 @@ from pydantic import BaseModel, Field, SecretStr
 from bookrag import errors, tools
 from bookrag.answerers import build_answerer
 from bookrag.answerers.base import CITATION, REFUSAL, SYSTEM_PROMPT, Answerer, Deadline, Draft, cited_labels
+from bookrag.answerers.grounding import ground
+from bookrag.answerers.spans import Quote, quotes_for
 from bookrag.deobfuscation import readings
 from bookrag.models import SearchHit
 from bookrag.observability import logger
@@ -69,6 +74,8 @@ class Source(BaseModel):
     chunk_id: str
     source_file: str
     score: float = Field(ge=0.0, le=1.0, description="Cosine similarity between the question and the chunk")
+    quotes: list[Quote] = Field(default_factory=list, description="The spans of the chunk the answer quotes, "
+                                "with offsets into its content_text and a text-fragment link; [] for a refusal")
 
     @classmethod
     def from_hit(cls, hit: SearchHit) -> Source:
@@ -84,7 +91,7 @@ class Response(BaseModel):
     is_refusal: bool
     refusal_reason: str = Field(
         "", description="'' for an answer; no_relevant_context | weak_evidence | model_refused | uncited_answer "
-                        "| unsafe_output for a refusal")
+                        "| ungrounded_answer | unsafe_output for a refusal")
 
 
 class ErrorResponse(BaseModel):
@@ -192,11 +199,16 @@ class BookRAGAgent:
             return self._refusal("unsafe_output", nearest)
         if draft.refused:
             return self._refusal(draft.reason or "model_refused", nearest)
+        if not draft.spans:  # an LLM's draft: keep only sentences the chunk they cite supports
+            draft = ground(draft, ledger.hits)
+            if draft.refused:
+                return self._refusal(draft.reason, nearest)
         text, cited = verify_citations(draft, ledger)
         if not cited:
             return self._refusal("uncited_answer", nearest)
-        return Response(answer=text, sources=[Source.from_hit(h) for h in cited], is_refusal=False,
-                        refusal_reason="")
+        sources = [Source.from_hit(h).model_copy(update={"quotes": quotes_for(h, draft.spans.get(h.chunk_id, []))})
+                   for h in cited]
+        return Response(answer=text, sources=sources, is_refusal=False, refusal_reason="")
 
     def leaks(self, text: str) -> bool:
         """True when `text` holds a configured secret or a passage of the system prompt, also encoded
