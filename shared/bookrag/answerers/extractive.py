@@ -95,6 +95,7 @@ _LIST_BONUS = 0.05  # a lead-in with its list, for a question that asks for a li
 _LIST_RATIO = 0.75  # a list in the best unit's section joins it if it scores this share of the best
 _MAX_WITH_LIST = 2  # a list and its definition are enough
 _OTHER_SECTION_RATIO = 0.9  # another section's unit needs this share of the best score (focus)
+_SECOND_WEIGHT = 0.5  # a section's second-best unit, in the section's score
 _TWO_PART = (
     re.compile(r"\bdifferences?\s+between\s+(.+?)\s+and\s+(.+?)(?:\?|$|,|\s+(?:in|when|for)\s)", re.IGNORECASE),
     re.compile(r"\bcompar\w*\s+(.+?)\s+(?:and|with|to)\s+(.+?)(?:\?|$|,)", re.IGNORECASE),
@@ -293,7 +294,15 @@ class ExtractiveAnswerer:
         if not scored or scored[0].score < cal.min_best:
             return []
         shape = QuestionShape.of(question)
-        best = scored[0]
+        # The answer leads with the section that answers best as a whole (its best unit plus half its
+        # second best), not with a stray sentence elsewhere that happens to share the question's words.
+        tops: dict[tuple[str, str], list[float]] = {}
+        for s in scored:
+            top = tops.setdefault(_section(s), [])
+            if len(top) < 2:
+                top.append(s.score)
+        lead = max(tops, key=lambda k: tops[k][0] + _SECOND_WEIGHT * (tops[k][1] if len(tops[k]) > 1 else 0.0))
+        best = next(s for s in scored if _section(s) == lead)
         chosen = [best]
 
         def add(candidate: Scored) -> None:
@@ -302,7 +311,7 @@ class ExtractiveAnswerer:
 
         # A list or table is the answer to "what parts / which steps": keep it whole, beside its definition.
         if shape.wants_list and not best.unit.items:
-            lists = [s for s in scored[1:] if s.unit.items and s.score >= _LIST_RATIO * best.score
+            lists = [s for s in scored if s is not best and s.unit.items and s.score >= _LIST_RATIO * best.score
                      and _section(s) == _section(best)]
             if lists:
                 add(lists[0])
@@ -313,13 +322,16 @@ class ExtractiveAnswerer:
                 add(best_for_part)
         floor = max(cal.min_keep, cal.keep_ratio * best.score)
         sections = {_section(c) for c in chosen}
+        top_score = scored[0].score
         has_list = any(c.unit.items for c in chosen)
-        for candidate in scored[1:]:
+        for candidate in scored:
+            if candidate in chosen:
+                continue
             if len(chosen) >= (_MAX_WITH_LIST if has_list else cal.max_units):
                 break
             if candidate.score < cal.min_keep or (candidate.score < floor and len(chosen) >= cal.min_units):
                 break
-            if _section(candidate) not in sections and candidate.score < _OTHER_SECTION_RATIO * best.score:
+            if _section(candidate) not in sections and candidate.score < _OTHER_SECTION_RATIO * top_score:
                 continue  # off the focus: another section's statement that merely scores well enough
             add(candidate)
         return chosen

@@ -34,6 +34,7 @@ _EXACT_MAX_WORDS = 10
 _RANGE_WORDS = 4
 _SAFE = "_.~!*'()"  # `quote` also keeps these; `-` must go (it is the prefix/suffix marker)
 _BULLET = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?")
+_MARKS = re.compile(r"\*\*|__|(?<!\w)[*_`]|[*_`](?!\w)")
 _TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
 _TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
 
@@ -61,7 +62,8 @@ def _segments(raw: str) -> list[str]:
         if _TABLE_ROW.match(line):
             out.extend(c for c in (clean_inline(cell) for cell in line.strip().strip("|").split("|")) if c)
             continue
-        cleaned = clean_inline(_BULLET.sub("", line, count=1))
+        # Emphasis or code marks whose pair is on another line render as nothing either.
+        cleaned = " ".join(_MARKS.sub("", clean_inline(_BULLET.sub("", line, count=1))).split())
         if cleaned:
             out.append(cleaned)
     return out
