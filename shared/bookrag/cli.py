@@ -102,7 +102,9 @@ def retrieve(
     if not chunks:
         typer.echo("No relevant content found.")
     for rank, c in enumerate(chunks, start=1):
-        typer.secho(f"{rank}. [{c.score:.3f}] {c.source_file} > {c.section_heading}", bold=True)
+        # The chunk's position tells apart two chunks of one section, which would otherwise print alike.
+        typer.secho(f"{rank}. [{c.score:.3f}] {c.source_file} > {c.section_heading} "
+                    f"(chunk {c.position + 1}/{c.total_chunks})", bold=True)
         typer.echo(f"   {c.source_url}")
         snippet = " ".join(c.text.split())
         typer.echo(f"   {snippet[:240]}{'…' if len(snippet) > 240 else ''}")
@@ -166,6 +168,10 @@ def ask(
         typer.secho(f"\n{label}:", bold=True)
     for n, s in enumerate(response.sources, start=1):
         typer.echo(f"  [{n}] {s.chapter} > {s.section}  {s.source_url}")
+        for q in s.quotes:
+            quoted = " ".join(q.text.split())
+            typer.echo(f"      \"{quoted[:160]}{'…' if len(quoted) > 160 else ''}\" [{q.start}:{q.end}]")
+            typer.echo(f"      {q.fragment_url}")
 
 
 @app.command("eval")
