@@ -34,7 +34,8 @@ def main() -> int:
                 row = data[stage].get(kind)
                 if not row or not row.get("n"):
                     continue
-                lines.append(f"| {kind} | {row['n']} | {stage} | {pct(row['answered'])} | {pct(row.get('with_keyword'))} "
+                lines.append(f"| {kind} | {row['n']} | {stage} | {pct(row['answered'])} "
+                             f"| {pct(row.get('with_keyword'))} "
                              f"| {num(row.get('keyword_recall'))} | {pct(row['refused'])} "
                              f"| {pct(row['citation_precision'])} | {pct(row['citations_retrieved'])} |")
         lines.append("")

@@ -11,7 +11,6 @@ Usage: QDRANT_PATH=... EMBEDDING_PROVIDER=local python benchmarks/grounding_thre
 from __future__ import annotations
 
 import json
-import statistics
 import sys
 
 from bookrag.answerers.grounding import MIN_SUPPORT, support
@@ -54,7 +53,8 @@ def main() -> int:
             wrong_pass += w.supported
     result = {"min_support": MIN_SUPPORT, "sentences": len(sample),
               "own_chunk": {"coverage": quantiles(own), "passes": round(own_pass / len(own), 3)},
-              "wrong_chunk": {"n": len(wrong), "coverage": quantiles(wrong), "passes": round(wrong_pass / len(wrong), 3),
+              "wrong_chunk": {"n": len(wrong), "coverage": quantiles(wrong),
+                              "passes": round(wrong_pass / len(wrong), 3),
                               "passes_at": {str(t / 10): round(sum(c >= t / 10 for c in wrong) / len(wrong), 3)
                                             for t in range(4, 10)}}}
     text = json.dumps(result, indent=2)

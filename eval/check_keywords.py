@@ -29,9 +29,9 @@ def main(questions: Path, docs: Path) -> int:
         if row["kind"] == "multi" and len(row["gold_files"]) < 2:
             problems.append(f"line {number}: multi needs two gold files")
     for problem in problems:
-        print(problem)
+        sys.stdout.write(problem + "\n")
     if not problems:
-        print(f"ok: {len(lines)} questions")
+        sys.stdout.write(f"ok: {len(lines)} questions\n")
     return 1 if problems else 0
 
 

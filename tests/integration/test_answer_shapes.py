@@ -53,7 +53,8 @@ def test_two_part_question_gets_both_parts(book_env: Any) -> None:
 
 
 def test_right_section_first_is_not_refused_for_weak_evidence(book_env: Any) -> None:
-    question = "My subscriber asks for reliable delivery but the camera publishes best effort, and I receive nothing. Why?"
+    question = ("My subscriber asks for reliable delivery but the camera publishes best effort, and I receive "
+                "nothing. Why?")
     _, hits = tools.book_context(get_agent(book_env).retriever, question)
     assert hits[0].section_heading == "QoS compatibility"  # retrieval already found the section
 
