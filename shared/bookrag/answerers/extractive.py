@@ -233,7 +233,10 @@ class ExtractiveAnswerer:
             path = [str(h) for h in hit.payload.get("heading_path") or []]
             headings = {hit.section_heading, str(hit.payload.get("doc_title") or ""), *path}
             heading_terms = set(tokenize(" ".join(headings)))
-            section_terms = set(tokenize(" ".join([hit.section_heading, *path[1:]])))
+            # A page's own title matches every question about the page: only a section's heading
+            # says which part of the page answers.
+            title = str(hit.payload.get("doc_title") or "")
+            section_terms = set(tokenize(" ".join(h for h in [hit.section_heading, *path[1:]] if h != title)))
             previous: Unit | None = None
             for unit in extract_units(hit.text, headings):
                 text = _quoted(unit)
