@@ -27,8 +27,10 @@ def test_answer_valid(agent_handler: Any, invoke: Any) -> None:
     cited = sorted({int(n) for n in re.findall(r"\[(\d+)\]", body["answer"])})
     assert cited == list(range(1, len(body["sources"]) + 1))
     assert {s["source_file"] for s in body["sources"]} == {"module-1-ros2/installation.md"}
-    assert all(set(s) == {"chapter", "section", "source_url", "chunk_id", "source_file", "score"}
+    # The contract's six fields, plus the additive span citations of issue 11.
+    assert all(set(s) == {"chapter", "section", "source_url", "chunk_id", "source_file", "score", "quotes"}
                for s in body["sources"])
+    assert all(q["fragment_url"].startswith(s["source_url"]) for s in body["sources"] for q in s["quotes"])
 
 
 def test_answer_off_book_is_a_refusal_with_nearest_sections(agent_handler: Any, invoke: Any) -> None:

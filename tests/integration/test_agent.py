@@ -208,8 +208,9 @@ def test_openapi_documents_the_answer_route(client: TestClient) -> None:
 
     assert post["responses"]["200"]["content"]["application/json"]["schema"]["$ref"].endswith("/Response")
     assert set(schemas["Response"]["properties"]) == {"answer", "sources", "is_refusal", "refusal_reason"}
+    # The contract's six fields, plus the additive span citations (issue 11).
     assert set(schemas["Source"]["properties"]) == {"chapter", "section", "source_url", "chunk_id", "source_file",
-                                                    "score"}
+                                                    "score", "quotes"}
     error_ref = post["responses"]["400"]["content"]["application/json"]["schema"]["$ref"].rsplit("/", 1)[1]
     assert {"message", "error_type", "recoverable", "code"} <= set(schemas[error_ref]["properties"])
 

@@ -117,7 +117,10 @@ def test_model_may_retrieve_again_and_cite_what_it_found(chat: Any, stub: StubSe
 
     def cite_last_tool_document(req: Recorded) -> Reply:
         tool_results = [m["content"] for m in req.json()["messages"] if m["role"] == "tool"]
-        label = re.findall(r'<document id="(S\d+)"', tool_results[-1])[-1]
+        # It cites the document of that result that lists the layers: since issue 11 a claim cited to a
+        # chunk that does not support it is dropped by the grounding check.
+        documents = re.findall(r'<document id="(S\d+)"[^>]*>(.*?)</document>', tool_results[-1], re.DOTALL)
+        label = next(doc_id for doc_id, body in documents if "Static layer" in body)
         return Reply(200, completion(f"A costmap has a static, an obstacle and an inflation layer [{label}]."))
 
     stub.on(path, Reply(200, completion(None, [tool_call("Nav2 costmap layers")])), cite_last_tool_document)

@@ -8,7 +8,10 @@ One request:
    may retrieve again through the same tool, within the request's deadline.
 4. Code, not the model, checks the draft: every cited chunk must be one this request retrieved; a
    sentence whose markers all point elsewhere is dropped; an answer left citing nothing becomes a
-   refusal. The answer must not contain a configured secret or a passage of the system prompt.
+   refusal. An LLM's sentences must also be supported by the text they cite (`answerers.grounding`):
+   unsupported ones are dropped, and an answer left with none is refused (`ungrounded_answer`).
+   Each cited source carries the quoted spans (`Source.quotes`, `answerers.spans`). The answer must
+   not contain a configured secret or a passage of the system prompt.
 5. A refusal is exactly `REFUSAL`, with `refusal_reason` and the nearest sections as `sources`.
 
 Time: `AGENT_DEADLINE_S` (20 s) runs from the start of the request. The first retrieval is bounded
@@ -33,12 +36,14 @@ from pydantic import SecretStr
 
 from bookrag import errors
 from bookrag.answering.answerers.base import SYSTEM_PROMPT, Answerer, Deadline, Draft
+from bookrag.answering.answerers.grounding import ground
+from bookrag.answering.answerers.spans import quotes_for
 from bookrag.answering.citations import Ledger, verify_citations
 from bookrag.answering.context import book_context
 from bookrag.answering.deobfuscation import readings
 from bookrag.contracts.agent import MESSAGES, REFUSAL, Response, Source
 from bookrag.domain.models import SearchHit
-from bookrag.domain.query import normalize_query
+from bookrag.domain.query import POLICIES, normalize_query
 from bookrag.observability import logger
 from bookrag.retrieval.retriever import Retriever, SearchOptions
 
@@ -48,27 +53,12 @@ if TYPE_CHECKING:
 __all__ = ["BookRAGAgent", "validate_query"]
 
 AGENT_DEADLINE_S = 20.0
-MAX_QUERY_CHARS = 1000
+MAX_QUERY_CHARS = POLICIES["agent"].max_query_chars
 NEAREST_SECTIONS = 3
 # Six words: the shortest rule line is seven. The refusal sentence and the book's title are left out
 # of the fingerprint, since legitimate answers contain them.
 _FINGERPRINT_WORDS = 6
 _NOT_SECRET = (REFUSAL, "Physical AI & Humanoid Robotics textbook")
-
-
-# --- the contract's shapes -------------------------------------------------------------------------
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 def validate_query(query: object) -> str:
@@ -127,11 +117,16 @@ class BookRAGAgent:
             return self._refusal("unsafe_output", nearest)
         if draft.refused:
             return self._refusal(draft.reason or "model_refused", nearest)
+        if not draft.spans:  # an LLM's draft: keep only sentences the chunk they cite supports
+            draft = ground(draft, ledger.hits)
+            if draft.refused:
+                return self._refusal(draft.reason, nearest)
         text, cited = verify_citations(draft, ledger)
         if not cited:
             return self._refusal("uncited_answer", nearest)
-        return Response(answer=text, sources=[Source.from_hit(h) for h in cited], is_refusal=False,
-                        refusal_reason="")
+        sources = [Source.from_hit(h).model_copy(update={"quotes": quotes_for(h, draft.spans.get(h.chunk_id, []))})
+                   for h in cited]
+        return Response(answer=text, sources=sources, is_refusal=False, refusal_reason="")
 
     def leaks(self, text: str) -> bool:
         """True when `text` holds a configured secret or a passage of the system prompt, also encoded

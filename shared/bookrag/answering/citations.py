@@ -4,23 +4,8 @@ from __future__ import annotations
 
 import re
 
-from bookrag.answering.answerers.base import CITATION, Draft, cited_labels
+from bookrag.answering.answerers.base import CITATION, Draft, cited_labels, draft_sentences
 from bookrag.domain.models import SearchHit
-from bookrag.text.sentence_splitter import SentenceSplitter
-
-# A model writes one claim per line or bullet as often as one per sentence, so a line break ends a
-# claim too; segments keep the breaks so the kept sentences re-join exactly as written.
-_DRAFT_SENTENCES = SentenceSplitter(line_breaks=True)
-
-
-
-_MARKER = r"\[\s*S\d+(?:\s*[,;]\s*S\d+)*\s*\]"
-
-
-
-_MARKER_AFTER_STOP = re.compile(rf"([.!?])[ \t]*({_MARKER}(?:[ \t]*{_MARKER})*)")
-
-
 
 _SPACE_BEFORE_STOP = re.compile(r"[ \t]+([.,;:!?])")
 
@@ -37,10 +22,8 @@ def verify_citations(draft: Draft, ledger: Ledger) -> tuple[str, list[SearchHit]
         chunk_id = draft.citations.get(label)
         return ledger.hits.get(chunk_id) if chunk_id is not None else None
 
-    # "claim. [S1]" -> "claim [S1]." so that a marker stays with the sentence it follows.
-    text = _MARKER_AFTER_STOP.sub(lambda m: f" {m.group(2).strip()}{m.group(1)}", draft.text.strip())
     kept: list[str] = []
-    for sentence, sep in _DRAFT_SENTENCES.segments(text):
+    for sentence, sep in draft_sentences(draft.text):
         labels = cited_labels(sentence)
         if labels and not any(valid(label) for label in labels):
             continue

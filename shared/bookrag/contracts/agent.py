@@ -14,6 +14,15 @@ from bookrag.domain.query import POLICIES
 REFUSAL = "This question is not answered in the book."
 
 
+class Quote(BaseModel):
+    """A quoted span of one chunk: `text == content_text[start:end]`."""
+
+    text: str = Field(description="The quoted text, exactly as in the chunk's content_text")
+    start: int = Field(ge=0, description="Offset of the first character in the chunk's content_text")
+    end: int = Field(ge=0, description="Offset just past the last character (exclusive)")
+    fragment_url: str = Field(description="source_url with a #:~:text= fragment that highlights the quote")
+
+
 class Source(BaseModel):
     """A cited (or, for a refusal, nearest) section of the book."""
 
@@ -23,6 +32,8 @@ class Source(BaseModel):
     chunk_id: str
     source_file: str
     score: float = Field(ge=0.0, le=1.0, description="Cosine similarity between the question and the chunk")
+    quotes: list[Quote] = Field(default_factory=list, description="The spans of the chunk the answer quotes, "
+                                "with offsets into its content_text and a text-fragment link; [] for a refusal")
 
     @classmethod
     def from_hit(cls, hit: SearchHit) -> Source:
@@ -39,7 +50,7 @@ class Response(BaseModel):
     is_refusal: bool
     refusal_reason: str = Field(
         "", description="'' for an answer; no_relevant_context | weak_evidence | model_refused | uncited_answer "
-                        "| unsafe_output for a refusal")
+                        "| ungrounded_answer | unsafe_output for a refusal")
 
 
 

@@ -102,7 +102,9 @@ def retrieve(
     if not chunks:
         typer.echo("No relevant content found.")
     for rank, c in enumerate(chunks, start=1):
-        typer.secho(f"{rank}. [{c.score:.3f}] {c.source_file} > {c.section_heading}", bold=True)
+        # The chunk's position tells apart two chunks of one section, which would otherwise print alike.
+        typer.secho(f"{rank}. [{c.score:.3f}] {c.source_file} > {c.section_heading} "
+                    f"(chunk {c.position + 1}/{c.total_chunks})", bold=True)
         typer.echo(f"   {c.source_url}")
         snippet = " ".join(c.text.split())
         typer.echo(f"   {snippet[:240]}{'…' if len(snippet) > 240 else ''}")
@@ -166,6 +168,10 @@ def ask(
         typer.secho(f"\n{label}:", bold=True)
     for n, s in enumerate(response.sources, start=1):
         typer.echo(f"  [{n}] {s.chapter} > {s.section}  {s.source_url}")
+        for q in s.quotes:
+            quoted = " ".join(q.text.split())
+            typer.echo(f"      \"{quoted[:160]}{'…' if len(quoted) > 160 else ''}\" [{q.start}:{q.end}]")
+            typer.echo(f"      {q.fragment_url}")
 
 
 @app.command("eval")
@@ -176,20 +182,26 @@ def eval_(
                                                        "hybrid+dbsf,hybrid+rerank,default")]
     = "bm25,dense,hybrid,hybrid+diversity,default",
     out: Annotated[Path | None, typer.Option("--json", help="Write the full report (JSON) here")] = None,
+    answers: Annotated[bool, typer.Option("--answers", help="Also ask the agent (configured answerer) every "
+                                                            "question and measure its answers")] = False,
 ) -> None:
-    """Measure retrieval quality per mode: hit@5, MRR@10, evidence@5, refusal AUC, seconds per query."""
+    """Measure retrieval quality per mode (hit@5, MRR@10, evidence@5, refusal AUC, seconds per query) and,
+    with --answers, answer quality (answered, refused, keyword recall, citation precision) per kind."""
     from rich.console import Console
 
     from bookrag.config.settings import get_settings
-    from bookrag.devtools.evaluation import evaluate_files, parse_modes, render_table
+    from bookrag.devtools.evaluation import evaluate_files, parse_modes, render_answer_table, render_table
 
     try:
-        report = evaluate_files(get_settings(), questions, parse_modes(modes), docs)
+        report = evaluate_files(get_settings(), questions, parse_modes(modes), docs, answers=answers)
     except BookRAGError as exc:
         _fail(exc)
         return
     # Piped output would otherwise wrap at 80 columns and cut the mode names.
-    Console(width=None if sys.stdout.isatty() else 120).print(render_table(report))
+    console = Console(width=None if sys.stdout.isatty() else 120)
+    console.print(render_table(report))
+    if report.answers is not None:
+        console.print(render_answer_table(report.answers))
     if out is not None:
         out.write_text(json.dumps(report.as_dict(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 from bookrag.errors import BookRAGError
+
+if TYPE_CHECKING:
+    from bookrag.contracts.python_api import RetrievedChunk
 
 QUESTIONS = (
     "How do I install ROS 2 Humble on Ubuntu?",
@@ -14,10 +18,24 @@ QUESTIONS = (
 )
 
 
+def section_rows(chunks: list[RetrievedChunk]) -> list[str]:
+    """One row per section, chunks of one section merged (best score, their positions listed)."""
+    merged: dict[tuple[str, str], list[RetrievedChunk]] = {}
+    for c in chunks:
+        merged.setdefault((c.source_file, c.section_heading), []).append(c)
+    rows = []
+    for (source_file, section), group in merged.items():
+        positions = ", ".join(str(c.position + 1) for c in sorted(group, key=lambda c: c.position))
+        label = "chunk" if len(group) == 1 else "chunks"
+        rows.append(f"  [{max(c.score for c in group):.3f}] {source_file} > {section} ({label} {positions} of "
+                    f"{group[0].total_chunks})\n          {group[0].source_url}")
+    return rows
+
+
 def main() -> int:
     from bookrag.config.settings import get_settings
     from bookrag.retrieval.retriever import default_threshold
-    from bookrag.services.python_api import retrieve_chunks
+    from bookrag.services.python_api import retrieve_chunks, run_agent
 
     threshold = default_threshold(get_settings(), "rest")
     for question in QUESTIONS:
@@ -29,16 +47,13 @@ def main() -> int:
             return 1
         if not chunks:
             print(f"  (nothing in the book scores above {threshold}: this question is not answered in the book)")
-        for c in chunks:
-            print(f"  [{c.score:.3f}] {c.source_file} > {c.section_heading}\n          {c.source_url}")
-        try:
-            from bookrag.services.python_api import run_agent
-        except ImportError:
-            continue
+        for line in section_rows(chunks):
+            print(line)
         response = run_agent(question)
         print(f"A: {response.answer}")
-        for s in response.sources:
-            print(f"   - {s.chapter} / {s.section} ({s.source_url})")
+        for n, s in enumerate(response.sources, start=1):
+            link = s.quotes[0].fragment_url if s.quotes else s.source_url
+            print(f"   [{n}] {s.chapter} / {s.section} ({link})")
     return 0
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-__all__ = ["SentenceSplitter", "split_sentences"]
+__all__ = ["PROSE", "SentenceSplitter", "split_sentences"]
 
 _STOP = r"(?<=[.!?])"
 _STOP_IN_CLOSER = r"""(?<=[.!?]["')\]”’])"""
@@ -70,6 +70,16 @@ class SentenceSplitter:
         """
         return self._segments(text, keep_breaks=True)
 
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """(start, end) offsets of each sentence in `text`, breaks excluded, nothing stripped: for a
+        caller that must quote the original text exactly."""
+        out: list[tuple[int, int]] = []
+        pos = 0
+        for sentence, brk in self._segments(text, keep_breaks=True):
+            out.append((pos, pos + len(sentence)))
+            pos += len(sentence) + len(brk)
+        return out
+
     def _segments(self, text: str, *, keep_breaks: bool) -> list[tuple[str, str]]:
         out: list[tuple[str, str]] = []
         pos = 0
@@ -87,9 +97,9 @@ class SentenceSplitter:
             out.append((sentence, brk))
 
 
-_PROSE = SentenceSplitter(sentence_start=True, abbreviations=True)
+PROSE = SentenceSplitter(sentence_start=True, abbreviations=True)
 
 
 def split_sentences(paragraph: str) -> list[str]:
     """Sentences of running prose as a reader would quote them (abbreviations and initials kept whole)."""
-    return _PROSE.split(paragraph)
+    return PROSE.split(paragraph)

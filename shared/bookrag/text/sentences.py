@@ -1,7 +1,14 @@
 """Chunk text -> answerable units: prose sentences, list items, table rows read as sentences.
 
-Code blocks, headings, admonition labels, table separators and heading-like lines are skipped: an
-extractive answer quotes the book's statements, not its formatting.
+Headings, admonition labels, table separators and heading-like lines are skipped, and so are code
+blocks, except a short one (at most 6 lines) that a sentence ending in ':' introduces: its lines are
+carried by that sentence like list items ("It must be initialised once per machine: sudo rosdep
+init; rosdep update"). An extractive answer quotes the book's statements, not its formatting.
+
+Every unit knows where it came from: `start`/`end` are character offsets into the chunk text it was
+extracted from (`text[start:end]` is the raw markdown the unit reads, emphasis and link syntax
+included), so a citation can quote the book's exact span. Cleaning keeps a per-character map back
+to the raw text for that.
 """
 
 from __future__ import annotations
@@ -11,8 +18,10 @@ from dataclasses import dataclass
 
 # Inline cleanup (shared with heading anchors) and the sentence splitter (shared with the chunker and
 # the citation check) live in their own modules; both stay importable from here under their old names.
-from bookrag.text.markdown.inline import clean_inline
-from bookrag.text.sentence_splitter import split_sentences
+from bookrag.text.markdown.inline import CLEAN_RULES, clean_inline
+from bookrag.text.sentence_splitter import PROSE, split_sentences
+
+__all__ = ["Unit", "clean_inline", "extract_units", "split_sentences"]
 
 _FENCE = re.compile(r"^\s*(```+|~~~+)")
 _MD_HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
@@ -24,17 +33,83 @@ _OPTIONS = re.compile(r"(?:^|\s)[a-dA-D]\)\s.*\s[a-dA-D]\)\s")
 _TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
 _TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
 _RULE = re.compile(r"^\s*([-*_])(\s*\1){2,}\s*$")
+_MAX_CODE_LINES = 6
+_MAX_CODE_CHARS = 100
 _TERMINAL = re.compile(r"[.!?:;)\]`*\"']$")
 
 
 @dataclass(frozen=True, slots=True)
 class Unit:
-    """One answerable statement; `items` are the list items or table rows a lead-in sentence introduces."""
+    """One answerable statement; `items` are the list items or table rows a lead-in sentence introduces.
+
+    `start`/`end`: the unit's raw span in the chunk text (for a lead-in, its items included);
+    `item_spans`: each item's raw span.
+    """
 
     text: str
-    kind: str  # "sentence" | "item" | "row"
+    kind: str  # "sentence" | "item" | "row" | "code" (a line of a short code block)
     position: int
     items: tuple[str, ...] = ()
+    start: int = 0
+    end: int = 0
+    item_spans: tuple[tuple[int, int], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class _Mapped:
+    """Text with, for each character, its offset in the raw chunk text."""
+
+    s: str
+    at: tuple[int, ...]
+
+    def span(self) -> tuple[int, int]:
+        return (self.at[0], self.at[-1] + 1) if self.at else (0, 0)
+
+
+def _sub(pattern: re.Pattern[str], text: _Mapped, group: int | None) -> _Mapped:
+    """`pattern.sub` keeping the map: a match becomes its `group` (or one space when None)."""
+    out: list[str] = []
+    at: list[int] = []
+    pos = 0
+    for m in pattern.finditer(text.s):
+        out.append(text.s[pos:m.start()])
+        at.extend(text.at[pos:m.start()])
+        if group is None:
+            out.append(" ")
+            at.append(text.at[m.start()] if m.start() < len(text.at) else (text.at[-1] if text.at else 0))
+        else:
+            out.append(m.group(group))
+            at.extend(text.at[m.start(group):m.end(group)])
+        pos = m.end()
+    out.append(text.s[pos:])
+    at.extend(text.at[pos:])
+    return _Mapped("".join(out), tuple(at))
+
+
+def _squash(text: _Mapped) -> _Mapped:
+    """Whitespace runs -> one space, ends stripped (as `" ".join(text.split())`)."""
+    out: list[str] = []
+    at: list[int] = []
+    for m in re.finditer(r"\S+", text.s):
+        if out:
+            out.append(" ")
+            at.append(text.at[m.start() - 1])
+        out.append(m.group())
+        at.extend(text.at[m.start():m.end()])
+    return _Mapped("".join(out), tuple(at))
+
+
+def _clean_mapped(text: _Mapped) -> _Mapped:
+    """`clean_inline`, keeping the map."""
+    for pattern, group in CLEAN_RULES:
+        text = _sub(pattern, text, group)
+    return _squash(text)
+
+
+def _split_mapped(paragraph: _Mapped) -> list[_Mapped]:
+    """The one sentence splitter's sentences (`PROSE`), keeping the map."""
+    pieces = [_Mapped(paragraph.s[a:b], paragraph.at[a:b]) for a, b in PROSE.spans(paragraph.s)]
+    return [_squash(p) for p in pieces if p.s.strip()]
 
 
 def _cells(row: str) -> list[str]:
@@ -64,32 +139,56 @@ def _is_heading_like(paragraph: str, headings: set[str]) -> bool:
 def extract_units(text: str, headings: set[str] | None = None) -> list[Unit]:
     """Split one chunk's text into units in reading order. `headings` (lower-case) are skipped."""
     known = {h.strip().lower() for h in (headings or set()) if h}
-    blocks: list[tuple[str, str]] = []  # (kind, text) with kind in paragraph/item/row/header
-    paragraph: list[str] = []
-    item: list[str] | None = None
+    blocks: list[tuple[str, _Mapped]] = []  # (kind, text) with kind in paragraph/item/row
+    paragraph: list[_Mapped] = []
+    item: list[_Mapped] | None = None
     header: list[str] = []
     in_fence: str | None = None
+    code: list[_Mapped] = []
+
+    def joined(lines: list[_Mapped]) -> _Mapped:
+        s, at = lines[0].s, list(lines[0].at)
+        for line in lines[1:]:
+            s += " " + line.s
+            at.append(at[-1] + 1 if at else 0)
+            at.extend(line.at)
+        return _Mapped(s, tuple(at))
 
     def flush() -> None:
         nonlocal paragraph, item
         if item is not None:
-            blocks.append(("item", " ".join(item)))
+            blocks.append(("item", joined(item)))
             item = None
         if paragraph:
-            blocks.append(("paragraph", " ".join(paragraph)))
+            blocks.append(("paragraph", joined(paragraph)))
             paragraph = []
 
-    for raw in text.splitlines():
+    offset = 0
+    for raw_line in text.splitlines(keepends=True):
+        base = offset
+        offset += len(raw_line)
+        raw = raw_line.rstrip("\r\n")
         fence = _FENCE.match(raw)
         if in_fence is not None:
             if fence and fence.group(1)[0] == in_fence[0] and len(fence.group(1)) >= len(in_fence):
                 in_fence = None
+                # A short command block reads as a list of commands (a lead-in sentence carries it).
+                if 0 < len(code) <= _MAX_CODE_LINES:
+                    blocks.extend(("code", c) for c in code)
+                code = []
+            elif raw.strip() and len(raw.strip()) <= _MAX_CODE_CHARS:
+                lead = len(raw) - len(raw.lstrip())
+                code.append(_Mapped(raw.strip(), tuple(range(base + lead, base + lead + len(raw.strip())))))
+            elif raw.strip():
+                code = [_Mapped("", ())] * (_MAX_CODE_LINES + 1)  # a long line: not a command list
             continue
         if fence:
             flush()
             in_fence = fence.group(1)
             continue
         line = raw.strip()
+        lead = len(raw) - len(raw.lstrip())
+        mapped = _Mapped(line, tuple(range(base + lead, base + lead + len(line))))
         if not line or _RULE.match(line):
             flush()
             header = []
@@ -105,51 +204,87 @@ def extract_units(text: str, headings: set[str] | None = None) -> list[Unit]:
             if not header:
                 header = cells
             else:
-                blocks.append(("row", _row_sentence(header, cells)))
+                sentence = _row_sentence(header, cells)
+                blocks.append(("row", _Mapped(sentence, (mapped.at[0],) * max(0, len(sentence) - 1)
+                                              + ((mapped.at[-1],) if sentence else ()))))
             continue
         header = []
-        if _LIST_ITEM.match(raw):
+        bullet = _LIST_ITEM.match(raw)
+        if bullet:
             flush()
-            item = [_LIST_ITEM.sub("", raw, count=1).strip()]
+            rest = raw[bullet.end():]
+            skip = len(rest) - len(rest.lstrip())
+            body = rest.strip()
+            item = [_Mapped(body, tuple(range(base + bullet.end() + skip, base + bullet.end() + skip + len(body))))]
             continue
         if item is not None and (raw.startswith((" ", "\t"))):
-            item.append(line)
+            item.append(mapped)
             continue
         if item is not None:
             flush()
-        paragraph.append(line)
+        paragraph.append(mapped)
     flush()
 
     units: list[Unit] = []
     for kind, block in blocks:
-        cleaned = clean_inline(block)
+        if kind == "code":
+            units.append(Unit(block.s, "code", len(units), start=block.span()[0], end=block.span()[1]))
+            continue
+        mapped = block if kind == "row" else _clean_mapped(block)
+        cleaned = mapped.s if kind != "row" else " ".join(block.s.split())
         if not cleaned or len(cleaned) < 12 or _OPTIONS.search(cleaned):
             continue
+        start, end = _widen(text, *mapped.span())
         if kind == "row":
-            units.append(Unit(cleaned, "row", len(units)))
+            units.append(Unit(cleaned, "row", len(units), start=start, end=end))
         elif kind == "item":
             if cleaned.rstrip(":").lower() in known:
                 continue
-            units.append(Unit(cleaned if _TERMINAL.search(cleaned) else cleaned + ".", "item", len(units)))
+            units.append(Unit(cleaned if _TERMINAL.search(cleaned) else cleaned + ".", "item", len(units),
+                              start=start, end=end))
         else:
             if _is_heading_like(cleaned, known):
                 continue
-            units.extend(Unit(s, "sentence", len(units) + i) for i, s in enumerate(split_sentences(cleaned))
-                         if not s.endswith("?"))
+            sentences = [m for m in _split_mapped(mapped) if not m.s.endswith("?")]
+            for m in sentences:
+                a, b = _widen(text, *m.span())
+                units.append(Unit(m.s, "sentence", len(units), start=a, end=b))
     return _attach_lists(units)
 
 
+_OPENERS = "*_`["
+_CLOSE_LINK = re.compile(r"\]\([^()\s]*\)")
+
+
+def _widen(raw: str, start: int, end: int) -> tuple[int, int]:
+    """Grow a span over the markup around its first and last words (`**`, `` ` ``, a link's `](url)`)."""
+    while start > 0 and raw[start - 1] in _OPENERS:
+        start -= 1
+    while True:
+        if end < len(raw) and raw[end] in "*_`":
+            end += 1
+            continue
+        link = _CLOSE_LINK.match(raw, end)
+        if link and "[" in raw[start:end]:
+            end = link.end()
+            continue
+        return start, end
+
+
 def _attach_lists(units: list[Unit]) -> list[Unit]:
-    """A sentence ending in ':' introduces the items or rows after it; it carries them along."""
+    """A sentence ending in ':' introduces the items, rows or command lines after it; it carries them
+    along. Code lines no lead-in introduces are dropped: they are not statements."""
     out: list[Unit] = []
     for i, unit in enumerate(units):
         if unit.kind == "sentence" and unit.text.endswith(":"):
-            following: list[str] = []
+            following: list[Unit] = []
             for nxt in units[i + 1:]:
                 if nxt.kind == "sentence":
                     break
-                following.append(nxt.text)
+                following.append(nxt)
             if following:
-                unit = Unit(unit.text, unit.kind, unit.position, tuple(following))
+                unit = Unit(unit.text, unit.kind, unit.position, tuple(f.text for f in following),
+                            start=unit.start, end=following[-1].end,
+                            item_spans=tuple((f.start, f.end) for f in following))
         out.append(unit)
-    return out
+    return [u for u in out if u.kind != "code"]

@@ -18,6 +18,7 @@ from typing import Protocol, TypeVar
 from bookrag.contracts.agent import REFUSAL
 from bookrag.domain.models import SearchHit
 from bookrag.errors import AnswerTimeoutError
+from bookrag.text.sentence_splitter import SentenceSplitter
 
 # Based on the agent contract's template; the rules about untrusted documents and citation ids are ours.
 SYSTEM_PROMPT = """\
@@ -53,12 +54,15 @@ _DELIMITER_LOOKALIKE = re.compile(r"<(\s*/?\s*document)", re.IGNORECASE)
 
 @dataclass(slots=True)
 class Draft:
-    """An answerer's output. `citations` maps the labels used in `text` to chunk ids."""
+    """An answerer's output. `citations` maps the labels used in `text` to chunk ids; `spans` maps a
+    chunk id to the (start, end) offsets in its `content_text` that the answer quotes (empty when the
+    answerer does not know: an LLM's draft is grounded by `answerers.grounding` instead)."""
 
     text: str
     citations: dict[str, str] = field(default_factory=dict)
     refused: bool = False
     reason: str = ""
+    spans: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
 
     @property
     def cited_chunk_ids(self) -> list[str]:
@@ -164,6 +168,21 @@ def render_documents(labelled: list[tuple[str, SearchHit]]) -> str:
 def user_message(question: str, labelled: list[tuple[str, SearchHit]]) -> str:
     return (f"Question: {question}\n\nResults of retrieve_book_context for this question:\n\n"
             f"{render_documents(labelled)}")
+
+
+# A model writes one claim per line or bullet as often as one per sentence, so a line break ends a
+# claim too; segments keep the breaks so the kept sentences re-join exactly as written.
+_DRAFT_SENTENCES = SentenceSplitter(line_breaks=True)
+_MARKER = r"\[\s*S\d+(?:\s*[,;]\s*S\d+)*\s*\]"
+_MARKER_AFTER_STOP = re.compile(rf"([.!?])[ \t]*({_MARKER}(?:[ \t]*{_MARKER})*)")
+MARKERS = re.compile(_MARKER)
+
+
+def draft_sentences(text: str) -> list[tuple[str, str]]:
+    """A draft's (sentence, separator) pairs, which re-join to the draft; "claim. [S1]" is first
+    rewritten "claim [S1]." so that a marker stays with the sentence it follows."""
+    text = _MARKER_AFTER_STOP.sub(lambda m: f" {m.group(2).strip()}{m.group(1)}", text.strip())
+    return _DRAFT_SENTENCES.segments(text)
 
 
 def cited_labels(text: str) -> list[str]:

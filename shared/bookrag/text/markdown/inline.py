@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["clean_inline", "plain_inline"]
+__all__ = ["CLEAN_RULES", "clean_inline", "plain_inline"]
 
 _IMAGE = re.compile(r"!\[([^\[\]]*)\]\([^()]*\)")
 _LINK = re.compile(r"\[([^\[\]]*)\]\([^()]*\)")
@@ -31,10 +31,15 @@ def plain_inline(text: str) -> str:
     return _EDGE_UNDERSCORES.sub("", text)
 
 
+# `clean_inline`'s rules, in order: (pattern, group kept; None: replaced by one space). The extractive
+# answerer applies the same rules while keeping offsets into the raw text (`text.sentences`).
+CLEAN_RULES: tuple[tuple[re.Pattern[str], int | None], ...] = (
+    (_IMAGE, 1), (_LINK, 1), (_BOUNDED_TAG, None), (_EMPHASIS, 2),
+)
+
+
 def clean_inline(text: str) -> str:
     """Links and images as their text, tags as a space, `**strong**` unwrapped, whitespace collapsed."""
-    text = _IMAGE.sub(r"\1", text)
-    text = _LINK.sub(r"\1", text)
-    text = _BOUNDED_TAG.sub(" ", text)
-    text = _EMPHASIS.sub(r"\2", text)
+    for pattern, group in CLEAN_RULES:
+        text = pattern.sub(" " if group is None else rf"\{group}", text)
     return " ".join(text.split())

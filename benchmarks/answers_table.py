@@ -1,0 +1,47 @@
+"""Render benchmarks/answers.md tables from benchmarks/answers/{before,after}-<set>.json (bookrag eval --answers)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent / "answers"
+SETS = ("sample-book", "agent-sample-book", "textbook-2", "textbook-2-answers")
+
+
+def pct(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.0f}%"
+
+
+def num(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def main() -> int:
+    lines: list[str] = []
+    for name in SETS:
+        runs = {stage: HERE / f"{stage}-{name}.json" for stage in ("before", "after")}
+        if not all(p.exists() for p in runs.values()):
+            continue
+        data = {stage: json.loads(p.read_text())["answers"]["summary"] for stage, p in runs.items()}
+        lines += [f"### {name}", "",
+                  "| kind | n | stage | answered | with keyword | keyword recall | refused | citation precision "
+                  "| cited ∈ retrieved |",
+                  "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+        for kind in ("answerable", "factual", "multi", "unanswerable"):
+            for stage in ("before", "after"):
+                row = data[stage].get(kind)
+                if not row or not row.get("n"):
+                    continue
+                lines.append(f"| {kind} | {row['n']} | {stage} | {pct(row['answered'])} "
+                             f"| {pct(row.get('with_keyword'))} "
+                             f"| {num(row.get('keyword_recall'))} | {pct(row['refused'])} "
+                             f"| {pct(row['citation_precision'])} | {pct(row['citations_retrieved'])} |")
+        lines.append("")
+    sys.stdout.write("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,108 @@
+"""Issue 11's failure shapes on the sample book, with the default (extractive) answerer.
+
+Each test names the shape it guards against: a definition instead of the list, half an answer to a
+two-part question, a refusal although the right section ranks first, an off-focus first sentence,
+and the demo printing one row twice. Plus the span contract on real answers.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from contextlib import redirect_stdout
+from typing import Any
+
+from bookrag.answering.context import book_context
+from bookrag.contracts.agent import Response
+from bookrag.services.container import container_for
+
+
+def ask(question: str) -> Response:
+    from bookrag import run_agent
+
+    return run_agent(question)
+
+
+def first_sentence(answer: str) -> str:
+    return re.split(r"(?<=[.!?])\s", answer, maxsplit=1)[0]
+
+
+def test_list_question_gets_the_list_not_the_definition(book_env: Any) -> None:
+    response = ask("Which layers make up a Nav2 costmap?")
+
+    assert not response.is_refusal
+    for layer in ("Static layer", "Obstacle layer", "Voxel layer", "Inflation layer"):
+        assert layer in response.answer
+
+
+def test_table_question_gets_the_rows(book_env: Any) -> None:
+    # The four parameters are the rows of a table under a one-line introduction.
+    response = ask("What are the four Denavit-Hartenberg parameters?")
+
+    assert not response.is_refusal
+    for name in ("joint angle", "link offset", "link length", "link twist"):
+        assert name in response.answer
+
+
+def test_two_part_question_gets_both_parts(book_env: Any) -> None:
+    response = ask("What is the difference between a topic and a service?")
+
+    assert not response.is_refusal
+    assert "A topic is" in response.answer and "A service is" in response.answer
+    files = {s.source_file for s in response.sources}
+    assert {"module-1-ros2/nodes-topics.md", "module-1-ros2/services-actions.md"} <= files
+
+
+def test_right_section_first_is_not_refused_for_weak_evidence(book_env: Any) -> None:
+    question = ("My subscriber asks for reliable delivery but the camera publishes best effort, and I receive "
+                "nothing. Why?")
+    _, hits = book_context(container_for(book_env).agent.retriever, question)
+    assert hits[0].section_heading == "QoS compatibility"  # retrieval already found the section
+
+    response = ask(question)
+
+    assert not response.is_refusal
+    assert "A best-effort publisher cannot satisfy a reliable subscription" in response.answer
+
+
+def test_first_sentence_is_on_the_question(book_env: Any) -> None:
+    response = ask("How does a humanoid robot keep its balance while walking?")
+
+    opening = first_sentence(response.answer).lower()
+    assert "knee" not in opening and "jacobian" not in opening
+    assert response.sources[0].source_file == "module-4-humanoids/locomotion.md"
+
+
+def test_answer_spans_slice_the_cited_chunks(book_env: Any) -> None:
+    question = "Which QoS profile should a camera subscriber use?"
+    response = ask(question)
+    _, hits = book_context(container_for(book_env).agent.retriever, question)
+    texts = {h.chunk_id: h.text for h in hits}
+
+    assert not response.is_refusal
+    markers = sorted({int(n) for n in re.findall(r"\[(\d+)\]", response.answer)})
+    assert markers == list(range(1, len(response.sources) + 1))  # only sources actually used are cited
+    for source in response.sources:
+        assert source.quotes  # every cited source says which words it quotes
+        for quote in source.quotes:
+            assert texts[source.chunk_id][quote.start:quote.end] == quote.text
+            assert quote.fragment_url.startswith(source.source_url + ":~:text=")
+
+
+def test_refusal_keeps_nearest_sections_apart_from_citations(book_env: Any) -> None:
+    response = ask("How do I install ROS 1 Melodic on Ubuntu 18.04?")
+
+    assert response.is_refusal and response.sources
+    assert all(not s.quotes for s in response.sources)  # nearest sections, not citations
+
+
+def test_demo_never_prints_a_row_twice(book_env: Any) -> None:
+    from bookrag.devtools import demo
+
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert demo.main() == 0
+
+    for block in out.getvalue().split("\nQ: "):
+        rows = [line for line in block.splitlines() if line.startswith(("  [", "   ["))]
+        assert len(rows) == len(set(rows)), block

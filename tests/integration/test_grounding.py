@@ -1,0 +1,111 @@
+"""The grounding check on LLM drafts, with a scripted OpenAI-compatible model on 127.0.0.1.
+
+Each stub model answers the same question about building a ROS 2 package: one invents facts, one
+mixes an off-book claim into a faithful one, one cites the wrong chunk, one copies the book.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from bookrag.answering.agent import BookRAGAgent
+from bookrag.answering.answerers import build_answerer
+from bookrag.config.settings import Settings, load_settings
+from bookrag.contracts.agent import REFUSAL
+from bookrag.services.container import container_for
+from tests.support.stubs import Recorded, Reply, StubServer
+
+PATH = "/v1/chat/completions"
+QUESTION = "I edited a Python file in my ROS 2 package. How do I build so that my changes take effect?"
+FAITHFUL = "Build with colcon build --symlink-install so that edits to Python files take effect without rebuilding"
+INVENTED = "The build system compiles Python into WebAssembly bytecode and uploads it to a Kubernetes cluster"
+
+
+def completion(content: str) -> dict[str, Any]:
+    return {"id": "c", "object": "chat.completion", "model": "stub",
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}]}
+
+
+def documents(req: Recorded) -> list[tuple[str, str]]:
+    text = " ".join(str(m.get("content") or "") for m in req.json()["messages"])
+    return re.findall(r'<document id="(S\d+)"[^>]*>(.*?)</document>', text, re.DOTALL)
+
+
+def model(write: Callable[[dict[str, str]], str]) -> Callable[[Recorded], Reply]:
+    """A model whose answer is computed from the documents it was shown (label -> text)."""
+
+    def reply(req: Recorded) -> Reply:
+        return Reply(200, completion(write(dict(documents(req)))))
+
+    return reply
+
+
+def supporting(docs: dict[str, str]) -> str:
+    return next(label for label, body in docs.items() if "--symlink-install" in body)
+
+
+def other(docs: dict[str, str]) -> str:
+    return next(label for label, body in docs.items() if "--symlink-install" not in body and "colcon" not in body)
+
+
+@pytest.fixture
+def agent(book_env: Settings, stub: StubServer) -> BookRAGAgent:
+    settings = load_settings(qdrant_path=book_env.qdrant_path, embedding_provider="local", llm_provider="openai",
+                             openai_api_key="llm-key-grounding", openai_base_url=stub.url + "/v1", llm_timeout_s=1.0)
+    retriever = container_for(book_env).retriever
+    clients = container_for(settings)  # the LLM's clients, from the container of its settings
+    return BookRAGAgent(settings, retriever, build_answerer(
+        settings, retriever, cohere=lambda: clients.cohere, http=lambda: clients.llm_http))
+
+
+def test_faithful_answer_is_kept_with_the_span_it_rests_on(agent: BookRAGAgent, stub: StubServer) -> None:
+    stub.on(PATH, model(lambda d: f"{FAITHFUL} [{supporting(d)}]."))
+
+    response = agent.run(QUESTION)
+
+    assert not response.is_refusal and "--symlink-install" in response.answer
+    (source,) = response.sources
+    assert source.quotes, "a grounded sentence carries the span that supports it"
+    for quote in source.quotes:
+        assert quote.fragment_url.startswith(source.source_url) and ":~:text=" in quote.fragment_url
+
+
+def test_invented_facts_become_an_ungrounded_refusal(agent: BookRAGAgent, stub: StubServer) -> None:
+    stub.on(PATH, model(lambda d: f"{INVENTED} [{supporting(d)}]. It also signs every package with GPG keys "
+                                  f"stored on the robot [{supporting(d)}]."))
+
+    response = agent.run(QUESTION)
+
+    assert response.is_refusal and response.answer == REFUSAL and response.refusal_reason == "ungrounded_answer"
+
+
+def test_off_book_claim_mixed_into_a_faithful_answer_is_dropped(agent: BookRAGAgent, stub: StubServer) -> None:
+    stub.on(PATH, model(lambda d: f"{FAITHFUL} [{supporting(d)}]. {INVENTED} [{supporting(d)}]."))
+
+    response = agent.run(QUESTION)
+
+    assert not response.is_refusal and "--symlink-install" in response.answer
+    assert "WebAssembly" not in response.answer and "Kubernetes" not in response.answer
+
+
+def test_a_claim_cited_to_the_wrong_chunk_is_dropped(agent: BookRAGAgent, stub: StubServer) -> None:
+    # The faithful sentence cites a retrieved chunk that does not say it.
+    stub.on(PATH, model(lambda d: f"{FAITHFUL} [{other(d)}]."))
+
+    response = agent.run(QUESTION)
+
+    assert response.is_refusal and response.refusal_reason == "ungrounded_answer"
+
+
+def test_a_changed_number_is_not_supported(agent: BookRAGAgent, stub: StubServer) -> None:
+    # Same words as the book's setup page, a wrong release number: the number rule catches it.
+    stub.on(PATH, model(lambda d: "ROS 2 Humble targets Ubuntu 19.10 "
+                                  f"[{next(k for k, v in d.items() if '22.04' in v)}]."))
+
+    response = agent.run("Which Ubuntu release should I install to use ROS 2 Humble?")
+
+    assert response.is_refusal and response.refusal_reason == "ungrounded_answer"

@@ -1,0 +1,104 @@
+"""Span citations: offsets slice the chunk text to the quote exactly; text fragments are encoded per spec."""
+
+from __future__ import annotations
+
+from urllib.parse import unquote
+
+import pytest
+
+from bookrag.answering.answerers.spans import (
+    encode_fragment_value,
+    fragment_directive,
+    fragment_url,
+    make_quote,
+    quotes_for,
+)
+from bookrag.domain.models import ChunkPayload, SearchHit
+from bookrag.text.sentences import extract_units
+
+CHUNK = """Costmaps
+
+Planners use **costmaps**, grids in which every cell holds a cost. See [the docs](https://example.org).
+A `local_costmap` follows the robot.
+
+Each costmap is built from layers:
+
+- **Static layer** — occupancy from the saved map.
+- **Obstacle layer** — marks obstacles seen by LiDAR.
+
+It must be initialised once per machine:
+
+```bash
+sudo rosdep init
+rosdep update
+```
+"""
+URL = "http://localhost:3000/docs/nav#costmaps"
+
+
+def hit(text: str = CHUNK, url: str = URL) -> SearchHit:
+    return SearchHit(chunk_id="c1", score=0.5, rank_score=0.5,
+                     payload=ChunkPayload.from_dict({"content_text": text, "source_url": url,
+                                                     "section_heading": "Costmaps"}))
+
+
+def test_every_unit_span_slices_the_raw_text_it_reads() -> None:
+    units = extract_units(CHUNK, {"Costmaps"})
+    by_text = {u.text: CHUNK[u.start:u.end] for u in units}
+
+    assert by_text["Planners use costmaps, grids in which every cell holds a cost."] == \
+        "Planners use **costmaps**, grids in which every cell holds a cost."
+    assert by_text["See the docs."] == "See [the docs](https://example.org)."
+    assert by_text["Static layer — occupancy from the saved map."] == "**Static layer** — occupancy from the saved map."
+    lead = next(u for u in units if u.text == "Each costmap is built from layers:")
+    assert CHUNK[lead.start:lead.end].endswith("marks obstacles seen by LiDAR.")
+    assert [CHUNK[a:b] for a, b in lead.item_spans] == ["**Static layer** — occupancy from the saved map.",
+                                                        "**Obstacle layer** — marks obstacles seen by LiDAR."]
+    commands = next(u for u in units if u.text == "It must be initialised once per machine:")
+    assert commands.items == ("sudo rosdep init", "rosdep update")  # a short command block is its list
+
+
+def test_quotes_carry_exact_offsets() -> None:
+    h = hit()
+    units = extract_units(CHUNK, {"Costmaps"})
+    quotes = quotes_for(h, [(u.start, u.end) for u in units] + [(units[0].start, units[0].end)])
+
+    assert len(quotes) == len({(u.start, u.end) for u in units})  # each span once, in reading order
+    assert [q.start for q in quotes] == sorted(q.start for q in quotes)
+    for q in quotes:
+        assert CHUNK[q.start:q.end] == q.text
+    assert make_quote(h, 5, 5) is None and make_quote(h, 0, len(CHUNK) + 1) is None
+
+
+@pytest.mark.parametrize(("value", "encoded"), [
+    ("best-effort", "best%2Deffort"),
+    ("A & B, C", "A%20%26%20B%2C%20C"),
+    ("Denavit–Hartenberg", "Denavit%E2%80%93Hartenberg"),
+    ("50% off #1?", "50%25%20off%20%231%3F"),
+    ("don't (really)", "don't%20(really)"),
+])
+def test_fragment_values_encode_dash_ampersand_comma_and_unsafe_characters(value: str, encoded: str) -> None:
+    assert encode_fragment_value(value) == encoded
+    assert unquote(encoded) == value
+
+
+def test_short_quote_is_matched_whole_and_long_one_as_a_range() -> None:
+    short = "A `local_costmap` follows the robot."
+    assert fragment_directive(short) == "text=A%20local_costmap%20follows%20the%20robot."
+
+    long = "Planners use **costmaps**, grids in which every cell holds a cost and more words here."
+    assert fragment_directive(long) == "text=Planners%20use%20costmaps%2C%20grids,and%20more%20words%20here."
+
+    listed = "Each costmap is built from layers:\n\n- **Static layer** — occupancy.\n- **Obstacle layer** — LiDAR."
+    start, end = fragment_directive(listed).removeprefix("text=").split(",")
+    assert unquote(start) == "Each costmap is built" and unquote(end) == "Obstacle layer — LiDAR."
+
+    row = "| tiny | 39 M | Jetson, fastest |"
+    assert fragment_directive(row) == "text=tiny,Jetson%2C%20fastest"
+
+
+def test_fragment_url_keeps_the_section_anchor() -> None:
+    assert fragment_url(URL, "Nav2 keeps two costmaps.") == URL + ":~:text=Nav2%20keeps%20two%20costmaps."
+    assert fragment_url("http://x/docs/a", "Nav2 keeps two costmaps.") == \
+        "http://x/docs/a#:~:text=Nav2%20keeps%20two%20costmaps."
+    assert fragment_url(URL, "```") == URL  # nothing renders: no directive
