@@ -12,7 +12,6 @@ import json
 from typing import Any, Literal
 
 from bookrag import errors
-from bookrag.contracts.agent import agent_error_fields
 
 Envelope = Literal["rest", "agent"]
 
@@ -32,6 +31,9 @@ def error_body(exc: errors.BookRAGError, interface: Envelope = "rest") -> dict[s
     body: dict[str, Any] = {"error": exc.message, "code": exc.code, "details": dict(exc.details),
                             "recoverable": exc.recoverable}
     if interface == "agent":
+        # Imported here: the agent contract's models cost a health check or a retrieval cold start ~40 ms.
+        from bookrag.contracts.agent import agent_error_fields
+
         body.update(agent_error_fields(exc))
     return body
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from bookrag.contracts.envelope import error_body
 from bookrag.errors import BookRAGError
 from bookrag.observability import next_invocation, traced
 from bookrag.runtime.http import FunctionKind, get_handler
@@ -41,6 +40,8 @@ def handle(event: dict[str, Any], context: Any, kind: FunctionKind) -> dict[str,
         try:
             return http_response(200, health(app_ready=get_handler.cache_info().currsize > 0))
         except BookRAGError as exc:
+            from bookrag.contracts.envelope import error_body
+
             return http_response(exc.http_status, error_body(exc))
     handler = get_handler(kind)
     return traced("http", lambda: handler(event, context))  # type: ignore[no-any-return]
