@@ -7,7 +7,7 @@ from typing import ClassVar
 from pydantic import BaseModel, Field
 
 from bookrag import errors
-from bookrag.contracts.base import ErrorBody, FieldCodes, QueryRequest
+from bookrag.contracts.base import Codes, ErrorBody, FieldCodes, QueryRequest, query_field
 from bookrag.domain.models import SearchHit
 from bookrag.domain.query import POLICIES
 
@@ -100,10 +100,9 @@ def error_response(exc: errors.BookRAGError) -> ErrorResponse:
 
 
 class AnswerRequest(QueryRequest):
-    error_codes: ClassVar[FieldCodes] = {"query": ("INVALID_QUERY", "INVALID_QUERY_LENGTH")}
+    error_codes: ClassVar[FieldCodes] = {"query": Codes("INVALID_QUERY", "INVALID_QUERY_LENGTH")}
 
-    query: str = Field(min_length=1, max_length=POLICIES["agent"].max_query_chars,
-                       description="A question about the book")
+    query: str = query_field(POLICIES["agent"].max_query_chars, "A question about the book")
 
 
 

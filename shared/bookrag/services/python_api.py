@@ -9,22 +9,22 @@ from typing import Any
 from bookrag.contracts.agent import Response
 from bookrag.contracts.python_api import RetrievedChunk
 from bookrag.domain.models import Filters
-from bookrag.domain.query import normalize_query
+from bookrag.domain.query import POLICIES, has_visible_character, normalize_query
 from bookrag.errors import InvalidInputError
 from bookrag.retrieval.retriever import SearchOptions
 from bookrag.services.container import current
 
-MAX_QUERY_CHARS = 1000
-MAX_TOP_K = 100
+MAX_QUERY_CHARS = POLICIES["python"].max_query_chars
+MAX_TOP_K = POLICIES["python"].max_top_k
 
 
 def _check(query_text: object, top_k: object, min_score: object) -> str:
     if not isinstance(query_text, str):
         raise InvalidInputError("query_text must be a string", code="INVALID_QUERY", field="query_text")
-    query = normalize_query(query_text)
-    if not query:
+    # The one length rule (bookrag.domain.query): characters as sent, then normalised.
+    if not has_visible_character(query_text):
         raise InvalidInputError("query_text must not be empty", code="MISSING_QUERY", field="query_text")
-    if len(query) > MAX_QUERY_CHARS:
+    if len(query_text) > MAX_QUERY_CHARS:
         raise InvalidInputError(f"query_text must be at most {MAX_QUERY_CHARS} characters",
                                 code="INVALID_QUERY_LENGTH", field="query_text")
     if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= MAX_TOP_K:
@@ -34,7 +34,7 @@ def _check(query_text: object, top_k: object, min_score: object) -> str:
             or not math.isfinite(min_score) or not 0.0 <= min_score <= 1.0:
         raise InvalidInputError("min_score must be a number between 0.0 and 1.0",
                                 code="INVALID_SCORE_THRESHOLD", field="min_score")
-    return query
+    return normalize_query(query_text)
 
 
 def retrieve_chunks(query_text: str, top_k: int = 5, min_score: float = 0.0, *,
