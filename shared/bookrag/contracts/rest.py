@@ -21,9 +21,9 @@ class RetrieveRequest(QueryRequest):
     }
 
     query: str = query_field(_POLICY.max_query_chars, "The search query text")
-    top_k: JsonInt = Field(_POLICY.default_top_k, ge=_POLICY.min_top_k, le=_POLICY.max_top_k,
-                             description="Number of results to return (1..10). An integer: 5.0 counts as 5 (JSON Schema's "
-                                     "integer), 5.5, true and \"5\" are refused with INVALID_TOP_K")
+    top_k: JsonInt = Field(_POLICY.default_top_k, ge=_POLICY.min_top_k, le=_POLICY.max_top_k, description=(
+        "Number of results to return (1..10). An integer: 5.0 counts as 5 (JSON Schema's integer), 5.5, true "
+        "and \"5\" are refused with INVALID_TOP_K"))
     score_threshold: Score | None = Field(
         None, description="Minimum similarity score (0..1). Default: 0.7 with Cohere embeddings; "
                           "the measured default of the local embedder otherwise (see /api/health).")
