@@ -9,19 +9,41 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
-__all__ = ["Response", "RetrievedChunk", "retrieve_chunks", "run_agent", "validate_retrieval"]
+__all__ = ["AgentError", "EmbeddingError", "ErrorResponse", "Response", "RetrievalError", "RetrievedChunk",
+           "ScoredPoint", "Source", "get_embedding", "retrieve_book_context", "retrieve_chunks", "run_agent",
+           "search_vectors", "validate_retrieval"]
 
 if TYPE_CHECKING:
-    from bookrag.contracts.agent import Response
+    from bookrag.contracts.agent import ErrorResponse, Response, ScoredPoint, Source
     from bookrag.contracts.python_api import RetrievedChunk
-    from bookrag.services.python_api import retrieve_chunks, run_agent, validate_retrieval
+    from bookrag.errors import AgentError, EmbeddingError, RetrievalError
+    from bookrag.services.python_api import (
+        get_embedding,
+        retrieve_book_context,
+        retrieve_chunks,
+        run_agent,
+        search_vectors,
+        validate_retrieval,
+    )
 
+_API = "bookrag.services.python_api"
 _LAZY = {
-    "retrieve_chunks": "bookrag.services.python_api",
-    "validate_retrieval": "bookrag.services.python_api",
+    # the retrieval contract
+    "retrieve_chunks": _API,
+    "validate_retrieval": _API,
     "RetrievedChunk": "bookrag.contracts.python_api",
-    "run_agent": "bookrag.services.python_api",
+    # the agent contract
+    "run_agent": _API,
+    "get_embedding": _API,
+    "search_vectors": _API,
+    "retrieve_book_context": _API,
     "Response": "bookrag.contracts.agent",
+    "Source": "bookrag.contracts.agent",
+    "ScoredPoint": "bookrag.contracts.agent",
+    "ErrorResponse": "bookrag.contracts.agent",
+    "EmbeddingError": "bookrag.errors",
+    "RetrievalError": "bookrag.errors",
+    "AgentError": "bookrag.errors",
 }
 
 

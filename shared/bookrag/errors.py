@@ -57,6 +57,10 @@ class UpstreamAuthError(BookRAGError, RuntimeError):
     public_message = "Authentication failed with an upstream service"
 
 
+# The agent contract's name for an upstream's 401 (get_embedding: "Invalid API key").
+AuthenticationError = UpstreamAuthError
+
+
 class ConfigError(BookRAGError, ValueError):
     """A setting is missing or invalid; raised at start, names the variable."""
 
@@ -83,15 +87,19 @@ class InvalidInputError(BookRAGError, ValueError):
 # --- caller access (our API keys; not to be confused with UpstreamAuthError) ----------------------
 
 
-class AuthenticationError(BookRAGError, PermissionError):
-    """The caller sent no API key. Its subclass says the key did not verify, never which part failed."""
+class CallerAuthError(BookRAGError, PermissionError):
+    """The caller sent no API key. Its subclass says the key did not verify, never which part failed.
+
+    Not named AuthenticationError: the agent contract uses that name for an upstream's 401 (Cohere
+    refusing our key), which is `UpstreamAuthError` here (and `AuthenticationError` below).
+    """
 
     code = "AUTH_REQUIRED"
     http_status = 401
-    public_message = "An API key is required in the X-API-Key header"
+    public_message = "An API key is required in the X-API-Key header (or Authorization: Bearer)"
 
 
-class InvalidApiKeyError(AuthenticationError):
+class InvalidApiKeyError(CallerAuthError):
     code = "INVALID_API_KEY"
     public_message = "The API key is not valid"
 
@@ -150,12 +158,19 @@ class EmbeddingAuthError(UpstreamAuthError, EmbeddingError):
 # --- vector store ---------------------------------------------------------------------------------
 
 
-class StoreError(BookRAGError, RuntimeError):
+class RetrievalError(BookRAGError):
+    """The agent contract's RetrievalError ("failed to search vector database"): every store error."""
+
     code = "SEARCH_ERROR"
     public_message = "Error occurred while searching the book index"
 
 
-class StoreConnectionError(BookRAGError, ConnectionError):
+class StoreError(RetrievalError, RuntimeError):
+    code = "SEARCH_ERROR"
+    public_message = "Error occurred while searching the book index"
+
+
+class StoreConnectionError(RetrievalError, ConnectionError):
     code = "CONNECTION_ERROR"
     recoverable = True
     public_message = "Unable to connect to content database"
@@ -200,6 +215,10 @@ class AnswerError(BookRAGError, RuntimeError):
 
     code = "AGENT_ERROR"
     public_message = "Agent failed to generate response"
+
+
+# The agent contract's name: "agent failed to generate response".
+AgentError = AnswerError
 
 
 class AnswerRateLimitError(RateLimited, AnswerError):

@@ -82,3 +82,30 @@ def record_retrieval(latency_ms: float, results: int) -> None:
 
 def record_refusal(refused: bool) -> None:
     metrics.add_metric(name="Refusals" if refused else "Answers", unit=MetricUnit.Count, value=1)
+
+
+# `query_type` (REST contract: "category of query for analytics") is free text from the caller; as a
+# metric dimension every distinct value would be a new CloudWatch metric, so values outside this set
+# are recorded as "other" and a request without one as "unspecified".
+QUERY_TYPES = frozenset({"factual", "conceptual", "definition", "how_to", "code", "troubleshooting",
+                         "comparison", "navigation", "summary", "other"})
+
+
+def query_type_bucket(query_type: str | None) -> str:
+    """The bounded value recorded for a request's `query_type` ("How-To " counts as "how_to")."""
+    if query_type is None or not query_type.strip():
+        return "unspecified"
+    key = "_".join(query_type.strip().lower().replace("-", " ").split())
+    return key if key in QUERY_TYPES else "other"
+
+
+def record_query_type(query_type: str | None) -> None:
+    """One `Queries` count with a `query_type` dimension (an EMF record of its own: the shared
+    `metrics` carries process-wide dimensions only), and the same value as a structured log field."""
+    from aws_lambda_powertools.metrics import single_metric
+
+    bucket = query_type_bucket(query_type)
+    with single_metric(name="Queries", unit=MetricUnit.Count, value=1, namespace=metrics.namespace,
+                       default_dimensions={"service": SERVICE}) as metric:
+        metric.add_dimension(name="query_type", value=bucket)
+    logger.info("retrieval served", extra={"query_type": bucket})

@@ -67,6 +67,8 @@ def poisoned_book(tmp_path_factory: pytest.TempPathFactory) -> Settings:
 @pytest.fixture
 def agent_with(poisoned_book: Settings) -> Callable[..., BookRAGAgent]:
     def build(**values: Any) -> BookRAGAgent:
+        # A Gemini key alone now selects Gemini (issue 12): the extractive tests name their answerer.
+        values.setdefault("llm_provider", "extractive")
         settings = load_settings(qdrant_path=poisoned_book.qdrant_path, embedding_provider="local",
                                  gemini_api_key=CANARY, **values)
         retriever = container_for(poisoned_book).retriever

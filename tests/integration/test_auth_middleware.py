@@ -51,11 +51,11 @@ def test_a_valid_key_in_the_header_is_served(key: str, client: TestClient) -> No
     assert response.status_code == 200 and response.json()["tools"]
 
 
-@pytest.mark.parametrize("where", ["query", "bearer", "cookie"])
+# Not `Authorization: Bearer`: the REST contract's header is read (tests/integration/test_contract_fidelity.py).
+@pytest.mark.parametrize("where", ["query", "cookie"])
 def test_a_key_anywhere_but_the_header_is_not_read(key: str, client: TestClient, where: str) -> None:
     kwargs: dict[str, Any] = {
         "query": {"params": {"api_key": key, "x-api-key": key}},
-        "bearer": {"headers": {"Authorization": f"Bearer {key}"}},
         "cookie": {"headers": {"Cookie": f"x-api-key={key}"}},
     }[where]
 

@@ -18,7 +18,7 @@ from bookrag.auth.guard import Guard
 from bookrag.auth.keys import KeyRecord, hash_key, key_id_of, mint_key
 from bookrag.auth.memory import InMemoryCounter, InMemoryKeyStore
 from bookrag.config.settings import load_settings
-from bookrag.errors import AuthenticationError, ConfigError, InvalidApiKeyError, RateLimitedError
+from bookrag.errors import CallerAuthError, ConfigError, InvalidApiKeyError, RateLimitedError
 from tests.support.aws import FakeClock
 
 IP, OTHER_IP = "203.0.113.7", "198.51.100.9"
@@ -86,10 +86,10 @@ def test_a_valid_key_is_admitted(key: tuple[str, KeyRecord]) -> None:
 
 
 def test_a_missing_key_is_401_auth_required(key: tuple[str, KeyRecord]) -> None:
-    with pytest.raises(AuthenticationError) as caught:
+    with pytest.raises(CallerAuthError) as caught:
         make_guard(key[1]).admit(None, IP)
 
-    assert type(caught.value) is AuthenticationError
+    assert type(caught.value) is CallerAuthError
     assert caught.value.code == "AUTH_REQUIRED" and caught.value.http_status == 401
 
 
@@ -221,7 +221,7 @@ def test_missing_keys_do_not_count_as_failures(key: tuple[str, KeyRecord]) -> No
     plaintext, record = key
     guard = make_guard(record, failures=1)
     for _ in range(5):
-        with pytest.raises(AuthenticationError):
+        with pytest.raises(CallerAuthError):
             guard.admit(None, IP)
 
     assert guard.admit(plaintext, IP).key_id == record.key_id

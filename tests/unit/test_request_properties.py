@@ -3,7 +3,8 @@
 Whatever arrives, validation either yields a request that satisfies the contract (a normalised query
 within its length, top_k and thresholds in range) or refuses it with the validation error the error
 mapper turns into a 400; it never raises anything else. Unknown fields are ignored, the same way on
-every model. Limits apply to the normalised query (NFC, controls and invisible characters removed).
+every model. Limits apply to the query as sent (JSON Schema's minLength/maxLength and the `pattern`
+that asks for one visible character); the accepted query is then normalised.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from pydantic import BaseModel, ValidationError
 
 from bookrag.contracts.rest import RetrieveRequest
 from bookrag.contracts.tools import BookContentRequest, BookContextRequest, PerformRetrievalRequest
-from bookrag.domain.query import normalize_query
+from bookrag.domain.query import has_visible_character, normalize_query
 from bookrag.errors import InvalidInputError
 from bookrag.services.python_api import MAX_QUERY_CHARS, MAX_TOP_K, _check, retrieve_chunks
 
@@ -88,15 +89,20 @@ def test_a_model_accepts_only_what_the_contract_allows(model: type[BaseModel], b
         return
 
     query = request.query  # type: ignore[attr-defined]
-    assert isinstance(query, str) and 1 <= len(query) <= max_len
-    assert query == normalize_query(query)
+    sent = body["query"]
+    assert isinstance(sent, str) and 1 <= len(sent) <= max_len and has_visible_character(sent)
+    assert query == normalize_query(sent) and query
     if "top_k" in numeric:
         top_k = request.top_k  # type: ignore[attr-defined]
-        assert not isinstance(top_k, bool) and top_k == int(top_k) and 1 <= top_k <= 10
+        sent_top_k = body.get("top_k", 5)
+        assert not isinstance(sent_top_k, bool) and isinstance(sent_top_k, int | float) and 1 <= top_k <= 10
+        if model is not BookContentRequest:  # its contract declares top_k a number: fractions are allowed
+            assert top_k == int(top_k) and isinstance(top_k, int)
     for name in ("score_threshold", "min_score"):
         if name in numeric:
             value = getattr(request, name)
             assert value is None or (math.isfinite(value) and 0.0 <= value <= 1.0)
+            assert not isinstance(body.get(name), bool | str)
     for name in ("module_name", "source_file"):
         value = getattr(request, name, None)
         assert value is None or (isinstance(value, str) and 1 <= len(value) <= 200)
@@ -117,14 +123,15 @@ def test_unknown_fields_are_ignored_on_every_model(model: type[BaseModel], extra
 @pytest.mark.parametrize("model", list(MODELS), ids=lambda m: m.__name__)
 @EXAMPLES
 @given(text=QUERY_TEXT)
-def test_limits_apply_to_the_normalised_query(model: type[BaseModel], text: str) -> None:
+def test_limits_apply_to_the_query_as_sent(model: type[BaseModel], text: str) -> None:
     max_len, _ = MODELS[model]
     normalised = normalize_query(text)
     try:
         request = model.model_validate({"query": text})
     except ValidationError:
-        assert not 1 <= len(normalised) <= max_len
+        assert not (1 <= len(text) <= max_len and normalised)
     else:
+        assert 1 <= len(text) <= max_len and normalised
         assert request.query == normalised  # type: ignore[attr-defined]
 
 
@@ -147,7 +154,7 @@ def test_the_python_contract_checks(query: Any, top_k: Any, min_score: Any) -> N
                             "INVALID_SCORE_THRESHOLD"}
         assert exc.details["field"] in {"query_text", "top_k", "min_score"}
         return
-    assert checked == normalize_query(query) and 1 <= len(checked) <= MAX_QUERY_CHARS
+    assert checked == normalize_query(query) and checked and 1 <= len(query) <= MAX_QUERY_CHARS
     assert isinstance(top_k, int) and not isinstance(top_k, bool) and 1 <= top_k <= MAX_TOP_K
     assert isinstance(min_score, int | float) and not isinstance(min_score, bool)
     assert math.isfinite(min_score) and 0.0 <= min_score <= 1.0

@@ -22,7 +22,7 @@ def test_cohere_is_default_when_its_key_is_set(use_env: Any) -> None:
 
 def test_host_and_port_build_the_url(use_env: Any) -> None:
     use_env(QDRANT_HOST="qdrant.internal", QDRANT_PORT="6334")
-    assert get_settings().qdrant_remote_url == "http://qdrant.internal:6334"
+    assert get_settings().qdrant_remote_url == "https://qdrant.internal:6334"  # https unless loopback
 
 
 @pytest.mark.parametrize(("env", "variable"), [

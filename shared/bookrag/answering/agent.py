@@ -43,7 +43,7 @@ from bookrag.answering.context import book_context
 from bookrag.answering.deobfuscation import readings
 from bookrag.contracts.agent import MESSAGES, REFUSAL, Response, Source
 from bookrag.domain.models import SearchHit
-from bookrag.domain.query import POLICIES, normalize_query
+from bookrag.domain.query import POLICIES, has_visible_character, normalize_query
 from bookrag.observability import logger
 from bookrag.retrieval.retriever import Retriever, SearchOptions
 
@@ -65,13 +65,13 @@ def validate_query(query: object) -> str:
     """Normalised query; raises `InvalidInputError` (INVALID_QUERY or INVALID_QUERY_LENGTH)."""
     if not isinstance(query, str):
         raise errors.InvalidInputError(MESSAGES["InvalidQueryError"], code="INVALID_QUERY", field="query")
-    text = normalize_query(query)
-    if not text:
+    # The one length rule (bookrag.domain.query): characters as sent, then normalised.
+    if not has_visible_character(query):
         raise errors.InvalidInputError(MESSAGES["InvalidQueryError"], code="INVALID_QUERY", field="query")
-    if len(text) > MAX_QUERY_CHARS:
+    if len(query) > MAX_QUERY_CHARS:
         raise errors.InvalidInputError(f"Query must be at most {MAX_QUERY_CHARS} characters",
                                        code="INVALID_QUERY_LENGTH", field="query")
-    return text
+    return normalize_query(query)
 
 
 # --- the agent -------------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ import hashlib
 import hmac
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from bookrag.auth.keys import (
@@ -36,8 +36,8 @@ from bookrag.auth.keys import (
 )
 from bookrag.auth.memory import InMemoryCounter, InMemoryKeyStore
 from bookrag.errors import (
-    AuthenticationError,
     BookRAGError,
+    CallerAuthError,
     InvalidApiKeyError,
     RateLimitedError,
 )
@@ -47,6 +47,9 @@ if TYPE_CHECKING:
     from bookrag.config.settings import AuthSettings
 
 API_KEY_HEADER = "x-api-key"  # a header only: keys in a query string end up in access logs and histories
+# The REST contract's way: `Authorization: Bearer <key>`, the same keys, limits and failures.
+AUTHORIZATION_HEADER = "authorization"
+_BEARER = "bearer "
 WINDOW_S = 60
 # A path that is served without a key. Health is answered before the app on Lambda and by the gateway
 # without the authorizer: load balancers and uptime probes hold no key, it makes no paid call, and it
@@ -94,7 +97,7 @@ class Guard:
     def admit(self, presented: str | None, source_ip: str) -> Principal:
         """Authenticate, then count the request against the key's limit.
 
-        Raises `RateLimitedError`, `AuthenticationError` (`InvalidApiKeyError`) or `AuthUnavailableError`.
+        Raises `RateLimitedError`, `CallerAuthError` (`InvalidApiKeyError`) or `AuthUnavailableError`.
         """
         principal = self.authenticate(presented, source_ip)
         window, retry_after = self._window()
@@ -112,7 +115,7 @@ class Guard:
             raise RateLimitedError(retry_after, limit=self.failure_limit_per_minute, window_s=WINDOW_S,
                                    scope="source_ip")
         if not presented:
-            raise AuthenticationError()
+            raise CallerAuthError()
         record = self._verify(presented)
         if record is None:
             failures = self._count(ip_bucket, window)
@@ -172,6 +175,19 @@ def build_guard(settings: AuthSettings, dynamodb: Callable[[], Any]) -> Guard | 
                  failure_limit_per_minute=settings.auth_failure_limit_per_minute)
 
 
+def presented_key(headers: Iterable[tuple[str, str]]) -> str | None:
+    """The key a request presents: X-API-Key, else the token of `Authorization: Bearer <token>` (scheme
+    case-insensitive, RFC 9110). Header names are compared case-insensitively."""
+    bearer = None
+    for name, value in headers:
+        lowered = name.lower()
+        if lowered == API_KEY_HEADER:
+            return value
+        if lowered == AUTHORIZATION_HEADER and value[:len(_BEARER)].lower() == _BEARER:
+            bearer = value[len(_BEARER):].strip() or None
+    return bearer
+
+
 def authorize_http_api(event: dict[str, Any], guard: Guard) -> dict[str, Any]:
     """An API Gateway HTTP API (payload 2.0) Lambda authorizer's simple response for `event`.
 
@@ -180,16 +196,17 @@ def authorize_http_api(event: dict[str, Any], guard: Guard) -> dict[str, Any]:
     valid key for the whole cache TTL).
     """
     headers: dict[str, Any] = event.get("headers") or {}
-    presented = next((str(v) for k, v in headers.items() if k.lower() == API_KEY_HEADER), None)
+    presented = presented_key((str(k), str(v)) for k, v in headers.items())
     http = (event.get("requestContext") or {}).get("http") or {}
     source_ip = str(http.get("sourceIp") or "unknown")
     try:
         principal = guard.authenticate(presented, source_ip)
-    except (AuthenticationError, RateLimitedError) as exc:
+    except (CallerAuthError, RateLimitedError) as exc:
         logger.info("request denied", extra={"code": exc.code})
         return {"isAuthorized": False}
     # The function sees this as requestContext.authorizer.lambda: ids only, never the key or its hash.
     return {"isAuthorized": True, "context": {"key_id": principal.key_id, "owner": principal.owner}}
 
 
-__all__ = ["API_KEY_HEADER", "OPEN_PATHS", "Guard", "authorize_http_api", "build_guard"]
+__all__ = ["API_KEY_HEADER", "AUTHORIZATION_HEADER", "OPEN_PATHS", "Guard", "authorize_http_api", "build_guard",
+           "presented_key"]

@@ -42,6 +42,16 @@ def _is_loopback(host: str | None) -> bool:
         return False
 
 
+def _is_private(host: str) -> bool:
+    """An address of a private network (RFC 1918, ULA, link-local) or a single-label name (no dot:
+    resolved on the local network, e.g. a Docker Compose service); a public DNS name is not."""
+    try:
+        address = ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return "." not in host
+    return address.is_private or address.is_link_local
+
+
 _KEY_ID = r"[0-9a-f]{12}"
 _KEY_HASH_ENTRY = re.compile(rf"^{_KEY_ID}:[0-9a-f]{{64}}$")
 
@@ -105,6 +115,9 @@ class Settings(AuthSettings):
     qdrant_url: str | None = None
     qdrant_host: str | None = None
     qdrant_port: int = Field(6333, ge=1, le=65535)
+    # For QDRANT_HOST only (QDRANT_URL carries its scheme): None means https, except on loopback.
+    # false (plain http) is for a private network and is refused with an API key on a public host.
+    qdrant_https: bool | None = None
     qdrant_api_key: SecretStr | None = None
     qdrant_collection: str = Field("book_chunks", min_length=1, max_length=255, pattern=r"^[A-Za-z0-9_.-]+$")
     qdrant_path: Path = Path(".bookrag/qdrant")
@@ -182,6 +195,11 @@ class Settings(AuthSettings):
             parts = urlsplit(self.qdrant_url)
             if parts.scheme != "https" and not _is_loopback(parts.hostname):
                 raise ValueError("QDRANT_URL must use https when QDRANT_API_KEY is set (the key would travel in clear)")
+        if (not self.qdrant_url and self.qdrant_host and self.qdrant_https is False
+                and (self.qdrant_api_key is not None or self.qdrant_api_key_secret_name)
+                and not _is_loopback(self.qdrant_host) and not _is_private(self.qdrant_host)):
+            raise ValueError("QDRANT_HTTPS=false is refused with QDRANT_API_KEY on a public host (the key "
+                             "would travel in clear); it is for a private network only")
         # A key may come by value or by name (resolved by `load_settings`, which validates again).
         cohere_key = self.cohere_api_key is not None or bool(self.cohere_api_key_secret_name)
         llm_key_named = bool(self.llm_api_key_secret_name)
@@ -209,7 +227,11 @@ class Settings(AuthSettings):
 
     @property
     def resolved_llm_provider(self) -> LLMProvider:
-        return self.llm_provider or "extractive"
+        """LLM_PROVIDER if set; else gemini when GEMINI_API_KEY is set (the agent contract's model);
+        else the extractive answerer, which needs no key."""
+        if self.llm_provider is not None:
+            return self.llm_provider
+        return "gemini" if self.gemini_api_key is not None else "extractive"
 
     @property
     def qdrant_location(self) -> str:
@@ -224,7 +246,10 @@ class Settings(AuthSettings):
         if self.qdrant_url:
             return self.qdrant_url
         if self.qdrant_host:
-            return f"http://{self.qdrant_host}:{self.qdrant_port}"
+            https = self.qdrant_https if self.qdrant_https is not None else not _is_loopback(self.qdrant_host)
+            host = f"[{self.qdrant_host}]" if ":" in self.qdrant_host and not self.qdrant_host.startswith("[") \
+                else self.qdrant_host
+            return f"{'https' if https else 'http'}://{host}:{self.qdrant_port}"
         return None
 
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
 from bookrag import errors
-from bookrag.contracts.base import ErrorBody, FieldCodes, QueryRequest
+from bookrag.contracts.base import Codes, ErrorBody, FieldCodes, QueryRequest, query_field
 from bookrag.domain.models import SearchHit
 from bookrag.domain.query import POLICIES
 
@@ -78,18 +78,23 @@ MESSAGES = {
 AGENT_ERROR_TYPES: list[tuple[type[errors.BookRAGError], str]] = [
     (errors.InvalidInputError, "InvalidQueryError"),
     (errors.EmbeddingError, "EmbeddingError"),
-    (errors.StoreError, "RetrievalError"),
-    (errors.StoreConnectionError, "RetrievalError"),
-    (errors.AnswerError, "AgentError"),
-    (errors.AuthenticationError, "AuthenticationError"),
+    (errors.RetrievalError, "RetrievalError"),
+    (errors.AgentError, "AgentError"),
+    # Our caller's API key (401): the wire name predates the rename of the class to CallerAuthError.
+    (errors.CallerAuthError, "AuthenticationError"),
     (errors.RateLimitedError, "RateLimitError"),
 ]
 
 
 
+def contract_error_type(exc: errors.BookRAGError) -> str | None:
+    """The agent contract's error type for `exc`, or None when the contract has none (a ConfigError)."""
+    return next((name for cls, name in AGENT_ERROR_TYPES if isinstance(exc, cls)), None)
+
+
 def agent_error_fields(exc: errors.BookRAGError) -> dict[str, str | bool]:
     """`message`, `error_type`, `recoverable` for one of our errors (the web layer adds them too)."""
-    error_type = next((name for cls, name in AGENT_ERROR_TYPES if isinstance(exc, cls)), "AgentError")
+    error_type = contract_error_type(exc) or "AgentError"
     return {"message": MESSAGES[error_type], "error_type": error_type, "recoverable": exc.recoverable}
 
 
@@ -99,11 +104,18 @@ def error_response(exc: errors.BookRAGError) -> ErrorResponse:
     return ErrorResponse.model_validate(agent_error_fields(exc))
 
 
-class AnswerRequest(QueryRequest):
-    error_codes: ClassVar[FieldCodes] = {"query": ("INVALID_QUERY", "INVALID_QUERY_LENGTH")}
+class ScoredPoint(BaseModel):
+    """The agent contract's `search_vectors` result: one point of the collection and its similarity."""
 
-    query: str = Field(min_length=1, max_length=POLICIES["agent"].max_query_chars,
-                       description="A question about the book")
+    id: str = Field(description="The point id (the chunk id)")
+    score: float = Field(ge=0.0, le=1.0, description="Cosine similarity to the embedding (0..1)")
+    payload: dict[str, Any] = Field(description="The chunk's stored metadata and text (see ChunkPayload)")
+
+
+class AnswerRequest(QueryRequest):
+    error_codes: ClassVar[FieldCodes] = {"query": Codes("INVALID_QUERY", "INVALID_QUERY_LENGTH")}
+
+    query: str = query_field(POLICIES["agent"].max_query_chars, "A question about the book")
 
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from pydantic import BaseModel, Field, StrictInt
+from pydantic import BaseModel, Field
 
-from bookrag.contracts.base import FieldCodes, Filter, QueryRequest, Score
+from bookrag.contracts.base import Codes, FieldCodes, Filter, JsonInt, QueryRequest, Score, query_field
 from bookrag.domain.query import POLICIES
 
 _POLICY = POLICIES["rest"]
@@ -14,18 +14,22 @@ _POLICY = POLICIES["rest"]
 
 class RetrieveRequest(QueryRequest):
     error_codes: ClassVar[FieldCodes] = {
-        "query": ("MISSING_QUERY", "INVALID_QUERY_LENGTH"),
-        "top_k": ("INVALID_TOP_K", "INVALID_TOP_K"),
-        "score_threshold": ("INVALID_SCORE_THRESHOLD", "INVALID_SCORE_THRESHOLD"),
+        # A query that is not a string is not missing: INVALID_QUERY, the tools' code for a malformed one.
+        "query": Codes("MISSING_QUERY", "INVALID_QUERY_LENGTH", "INVALID_QUERY"),
+        "top_k": Codes("INVALID_TOP_K", "INVALID_TOP_K"),
+        "score_threshold": Codes("INVALID_SCORE_THRESHOLD", "INVALID_SCORE_THRESHOLD"),
     }
 
-    query: str = Field(min_length=1, max_length=_POLICY.max_query_chars, description="The search query text")
-    top_k: StrictInt = Field(_POLICY.default_top_k, ge=_POLICY.min_top_k, le=_POLICY.max_top_k,
-                             description="Number of results to return (max 10)")
+    query: str = query_field(_POLICY.max_query_chars, "The search query text")
+    top_k: JsonInt = Field(_POLICY.default_top_k, ge=_POLICY.min_top_k, le=_POLICY.max_top_k, description=(
+        "Number of results to return (1..10). An integer: 5.0 counts as 5 (JSON Schema's integer), 5.5, true "
+        "and \"5\" are refused with INVALID_TOP_K"))
     score_threshold: Score | None = Field(
         None, description="Minimum similarity score (0..1). Default: 0.7 with Cohere embeddings; "
                           "the measured default of the local embedder otherwise (see /api/health).")
-    query_type: str | None = Field(None, max_length=100, description="Category of query for analytics")
+    query_type: str | None = Field(None, max_length=100, description=(
+        "Category of query for analytics: recorded as the `query_type` dimension of the `Queries` metric and "
+        "a structured log field; values outside a fixed set are recorded as `other` (bounded cardinality)"))
     module_name: Filter = Field(None, description="Only chunks of this module (first folder of the docs)")
     source_file: Filter = Field(None, description="Only chunks of this file (path relative to the docs root)")
 

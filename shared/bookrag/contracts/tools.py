@@ -3,11 +3,13 @@ function schemas), and the request and response models of their HTTP routes."""
 
 from __future__ import annotations
 
+import copy
+import math
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, Field, StrictInt, field_validator
+from pydantic import BaseModel, Field
 
-from bookrag.contracts.base import FieldCodes, Filter, QueryRequest, Score
+from bookrag.contracts.base import Codes, FieldCodes, Filter, JsonInt, JsonNumber, QueryRequest, Score, query_field
 from bookrag.domain.query import POLICIES
 
 _CONTENT = POLICIES["tool_content"]
@@ -70,26 +72,40 @@ TOOL_DEFINITIONS: list[dict[str, Any]] = [
 ]
 
 
+def tool_definitions(min_score_default: float) -> list[dict[str, Any]]:
+    """`TOOL_DEFINITIONS` as served: retrieve_book_content's `min_score` default is the threshold in
+    force (the contract's 0.5 is calibrated for Cohere; another embedder has its own, see
+    `bookrag.domain.thresholds`), so a caller that relies on the default is told what it gets."""
+    served = copy.deepcopy(TOOL_DEFINITIONS)
+    min_score = served[0]["parameters"]["properties"]["min_score"]
+    min_score["default"] = min_score_default
+    min_score["description"] = (f"Minimum relevance score threshold (default: {min_score_default:g}, "
+                                "range: 0.0-1.0)")
+    return served
+
+
 class BookContentRequest(QueryRequest):
     error_codes: ClassVar[FieldCodes] = {
-        "query": ("INVALID_QUERY", "INVALID_QUERY"),
-        "top_k": ("INVALID_TOP_K", "INVALID_TOP_K"),
-        "min_score": ("INVALID_SCORE_THRESHOLD", "INVALID_SCORE_THRESHOLD"),
+        "query": Codes("INVALID_QUERY", "INVALID_QUERY"),
+        "top_k": Codes("INVALID_TOP_K", "INVALID_TOP_K"),
+        "min_score": Codes("INVALID_SCORE_THRESHOLD", "INVALID_SCORE_THRESHOLD"),
     }
 
-    query: str = Field(min_length=1, max_length=_CONTENT.max_query_chars, description="The user's question or query")
-    top_k: float = Field(_CONTENT.default_top_k, ge=_CONTENT.min_top_k, le=_CONTENT.max_top_k, allow_inf_nan=False,
-                         description="Number of top results (1..10)")
-    min_score: Score | None = Field(None, description="Minimum relevance score (0..1; default 0.5 with Cohere)")
+    query: str = query_field(_CONTENT.max_query_chars, "The user's question or query")
+    # The tool contract declares top_k a JSON `number`, so a fraction is a valid call: it is kept a
+    # number here too (the contract wins over integer semantics) and rounded down to a count.
+    top_k: JsonNumber = Field(_CONTENT.default_top_k, ge=_CONTENT.min_top_k, le=_CONTENT.max_top_k, description=(
+        "Number of top results (1..10). A JSON number, as the retrieve_book_content tool contract declares it: "
+        "a fraction is accepted and rounded down (2.7 returns at most 2 results); true and \"5\" are refused"))
+    min_score: Score | None = Field(None, description=(
+        "Minimum relevance score (0..1). Default: the retrieve_book_content threshold in force for the "
+        "configured embedder (0.5 with Cohere, as the contract says; see GET /api/tools and /api/health)"))
     module_name: Filter = None
     source_file: Filter = None
 
-    @field_validator("top_k")
-    @classmethod
-    def _whole(cls, value: float) -> float:
-        if value != int(value):
-            raise ValueError("top_k must be a whole number")
-        return value
+    @property
+    def result_count(self) -> int:
+        return math.floor(self.top_k)
 
 
 
@@ -113,12 +129,12 @@ class BookContentResponse(BaseModel):
 
 class PerformRetrievalRequest(QueryRequest):
     error_codes: ClassVar[FieldCodes] = {
-        "query": ("INVALID_QUERY", "INVALID_QUERY_LENGTH"),
-        "top_k": ("INVALID_TOP_K", "INVALID_TOP_K"),
+        "query": Codes("INVALID_QUERY", "INVALID_QUERY_LENGTH"),
+        "top_k": Codes("INVALID_TOP_K", "INVALID_TOP_K"),
     }
 
-    query: str = Field(min_length=1, max_length=_PERFORM.max_query_chars)
-    top_k: StrictInt = Field(_PERFORM.default_top_k, ge=_PERFORM.min_top_k, le=_PERFORM.max_top_k)
+    query: str = query_field(_PERFORM.max_query_chars, "The search query text to find relevant document chunks")
+    top_k: JsonInt = Field(_PERFORM.default_top_k, ge=_PERFORM.min_top_k, le=_PERFORM.max_top_k)
     module_name: Filter = None
     source_file: Filter = None
 
@@ -140,10 +156,9 @@ class PerformRetrievalResponse(BaseModel):
 
 
 class BookContextRequest(QueryRequest):
-    error_codes: ClassVar[FieldCodes] = {"query": ("INVALID_QUERY", "INVALID_QUERY")}
+    error_codes: ClassVar[FieldCodes] = {"query": Codes("INVALID_QUERY", "INVALID_QUERY")}
 
-    query: str = Field(min_length=1, max_length=_CONTEXT.max_query_chars,
-                       description="The user's question about the book content")
+    query: str = query_field(_CONTEXT.max_query_chars, "The user's question about the book content")
 
 
 

@@ -15,8 +15,21 @@ app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Answers questions about a book, only from the book.")
 
 
-def _fail(exc: BookRAGError) -> None:
-    typer.secho(f"error [{exc.code}]: {exc.message}", fg=typer.colors.RED, err=True)
+def _fail(exc: BookRAGError, as_json: bool = False) -> None:
+    """The agent contract's user message and our code (never an internal message where the contract
+    words one); with --json, the contract's ErrorResponse on stdout. Exit status 2."""
+    from bookrag.contracts.agent import MESSAGES, contract_error_type, error_response
+    from bookrag.errors import InvalidInputError
+
+    if as_json:
+        _echo_json(error_response(exc).model_dump())
+        raise typer.Exit(2)
+    error_type = contract_error_type(exc)
+    # A bad option (--top-k 0) is named by our message; the contract words only a bad question.
+    field = exc.details.get("field") if isinstance(exc, InvalidInputError) else None
+    contract_worded = error_type is not None and field in (None, "query", "query_text")
+    message = MESSAGES[error_type] if error_type is not None and contract_worded else exc.message
+    typer.secho(f"error [{exc.code}]: {message}", fg=typer.colors.RED, err=True)
     raise typer.Exit(2)
 
 
@@ -64,7 +77,7 @@ def ingest(
             container = container_for(settings)
             report = Ingestor(settings, container.embedder, container.store, progress).run(path)
     except BookRAGError as exc:
-        _fail(exc)
+        _fail(exc, as_json)
         return
     data = report.as_dict()
     if as_json:
@@ -94,7 +107,7 @@ def retrieve(
     try:
         chunks = retrieve_chunks(query, top_k=top_k, min_score=min_score, module_name=module)
     except BookRAGError as exc:
-        _fail(exc)
+        _fail(exc, as_json)
         return
     if as_json:
         _echo_json([c.model_dump() for c in chunks])
@@ -157,7 +170,7 @@ def ask(
     try:
         response = run_agent(question)
     except BookRAGError as exc:
-        _fail(exc)
+        _fail(exc, as_json)
         return
     if as_json:
         _echo_json(response.model_dump())

@@ -2,8 +2,12 @@
 
 The contracts differ (perform_retrieval allows 500 characters, the others 1,000; the Python API
 allows top_k up to 100, the HTTP interfaces 10) and each interface keeps its own: `POLICIES` is the
-one place they are written. Lengths are counted after normalisation, which is also what the OpenAPI
-document says.
+one place they are written.
+
+The length rule, everywhere (HTTP, Python API, agent): a query has 1 to `max_query_chars` characters
+(code points) as sent, which is what JSON Schema's minLength/maxLength count, and at least one visible
+character (`VISIBLE_CHARACTER`, the OpenAPI `pattern`); it is normalised after those checks. So NFC
+expanding a character, or white space folding, never moves a query across a limit.
 """
 
 from __future__ import annotations
@@ -16,15 +20,20 @@ from typing import Literal
 # C0/C1 controls except tab/newline, plus zero-width and bidi overrides that hide text from readers.
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]")
 _SPACE = re.compile(r"\s+")
+# One character that survives normalisation: not a control, an invisible format character or white
+# space (Python's str.isspace set). A JSON Schema `pattern` (ECMA-262, unanchored), so a query
+# matches it exactly when `normalize_query` leaves something; tests check that over every code point.
+VISIBLE_CHARACTER = r"[^\x00-\x20\x7f-\xa0\u1680\u2000-\u200f\u2028-\u202f\u205f-\u2064\u3000\ufeff]"
+_VISIBLE = re.compile(VISIBLE_CHARACTER)
 
 Interface = Literal["rest", "tool_content", "perform_retrieval", "book_context", "agent", "python"]
 
 
 @dataclass(frozen=True, slots=True)
 class QueryPolicy:
-    """The limits of one interface: query length (after normalisation) and result count."""
+    """The limits of one interface: query length (as sent) and result count."""
 
-    max_query_chars: int = 1000
+    max_query_chars: int = 1000  # as sent, before normalisation
     min_top_k: int = 1
     max_top_k: int = 10
     default_top_k: int = 5
@@ -45,3 +54,8 @@ def normalize_query(text: str) -> str:
     text = unicodedata.normalize("NFC", text)
     text = _CONTROL.sub("", text)
     return _SPACE.sub(" ", text).strip()
+
+
+def has_visible_character(text: str) -> bool:
+    """True when `normalize_query(text)` is not empty (the OpenAPI `pattern` of every query)."""
+    return _VISIBLE.search(text) is not None

@@ -1,30 +1,34 @@
-"""The Python API: the retrieval contract's `retrieve_chunks` and `validate_retrieval`, and the agent
-contract's `run_agent`, on the process-wide settings."""
+"""The Python API on the process-wide settings: the retrieval contract's `retrieve_chunks` and
+`validate_retrieval`; the agent contract's `run_agent`, `get_embedding`, `search_vectors` and
+`retrieve_book_context`. Each raises the contract's errors (`bookrag.errors`: `InvalidInputError`,
+`EmbeddingError`, `RetrievalError`, `AgentError`), all importable from `bookrag`."""
 
 from __future__ import annotations
 
 import math
 from typing import Any
 
-from bookrag.contracts.agent import Response
+from bookrag.answering.agent import validate_query
+from bookrag.answering.context import book_context
+from bookrag.contracts.agent import Response, ScoredPoint
 from bookrag.contracts.python_api import RetrievedChunk
-from bookrag.domain.models import Filters
-from bookrag.domain.query import normalize_query
+from bookrag.domain.models import Filters, SparseVector
+from bookrag.domain.query import POLICIES, has_visible_character, normalize_query
 from bookrag.errors import InvalidInputError
-from bookrag.retrieval.retriever import SearchOptions
+from bookrag.retrieval.retriever import SearchOptions, default_threshold
 from bookrag.services.container import current
 
-MAX_QUERY_CHARS = 1000
-MAX_TOP_K = 100
+MAX_QUERY_CHARS = POLICIES["python"].max_query_chars
+MAX_TOP_K = POLICIES["python"].max_top_k
 
 
 def _check(query_text: object, top_k: object, min_score: object) -> str:
     if not isinstance(query_text, str):
         raise InvalidInputError("query_text must be a string", code="INVALID_QUERY", field="query_text")
-    query = normalize_query(query_text)
-    if not query:
+    # The one length rule (bookrag.domain.query): characters as sent, then normalised.
+    if not has_visible_character(query_text):
         raise InvalidInputError("query_text must not be empty", code="MISSING_QUERY", field="query_text")
-    if len(query) > MAX_QUERY_CHARS:
+    if len(query_text) > MAX_QUERY_CHARS:
         raise InvalidInputError(f"query_text must be at most {MAX_QUERY_CHARS} characters",
                                 code="INVALID_QUERY_LENGTH", field="query_text")
     if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= MAX_TOP_K:
@@ -34,7 +38,7 @@ def _check(query_text: object, top_k: object, min_score: object) -> str:
             or not math.isfinite(min_score) or not 0.0 <= min_score <= 1.0:
         raise InvalidInputError("min_score must be a number between 0.0 and 1.0",
                                 code="INVALID_SCORE_THRESHOLD", field="min_score")
-    return query
+    return normalize_query(query_text)
 
 
 def retrieve_chunks(query_text: str, top_k: int = 5, min_score: float = 0.0, *,
@@ -96,3 +100,53 @@ def run_agent(query: str) -> Response:
     `bookrag.contracts.agent.error_response(exc)` gives the contract's `ErrorResponse` for any of them.
     """
     return current().agent.run(query)
+
+
+def get_embedding(text: str) -> list[float]:
+    """The configured embedder's query embedding of `text` (the agent contract's `get_embedding`):
+    1024 floats with Cohere embed-english-v3.0 (input_type search_query), 384 with the local model.
+
+    Raises `InvalidInputError` (the contract's 400: not a string, empty, over 1,000 characters) and
+    `EmbeddingError` subclasses (rate limited, timed out, upstream refused our key:
+    `bookrag.errors.AuthenticationError`).
+    """
+    query = validate_query(text)
+    return [float(x) for x in current().retriever.embed_query(query)]
+
+
+def search_vectors(embedding: list[float], top_k: int = 5) -> list[ScoredPoint]:
+    """The `top_k` points most similar to `embedding` (the agent contract's `search_vectors`), best
+    first, each at least the agent's threshold in force similar (0.75 with Cohere, as the contract's
+    `score_threshold`; the measured one for the local embedder, see /api/health).
+
+    Raises `InvalidInputError` (not a list of finite numbers of the collection's dimension, or `top_k`
+    outside 1..100) and `RetrievalError` subclasses.
+    """
+    import numpy as np
+
+    retriever = current().retriever
+    dimension = retriever.embedder.dimension
+    if (not isinstance(embedding, list | tuple) or len(embedding) != dimension
+            or not all(isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x) for x in embedding)):
+        raise InvalidInputError(f"embedding must be a list of {dimension} finite numbers",
+                                code="INVALID_EMBEDDING", field="embedding")
+    if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= MAX_TOP_K:
+        raise InvalidInputError(f"top_k must be an integer between 1 and {MAX_TOP_K}",
+                                code="INVALID_TOP_K", field="top_k")
+    vector = np.asarray(embedding, dtype=np.float32)
+    norm = float(np.linalg.norm(vector))
+    if norm == 0.0:
+        raise InvalidInputError("embedding must not be all zeros", code="INVALID_EMBEDDING", field="embedding")
+    retriever.store.check_embedder(retriever.embedder.name, dimension)
+    threshold = default_threshold(retriever.settings, "agent")
+    hits = retriever.store.search(vector / norm, SparseVector([], []), mode="dense", limit=top_k)
+    return [ScoredPoint(id=h.chunk_id, score=round(h.cosine, 6), payload=h.payload.to_dict())
+            for h in sorted(hits, key=lambda h: h.cosine, reverse=True) if h.cosine >= threshold]
+
+
+def retrieve_book_context(query: str) -> str:
+    """The agent contract's tool: "Context from the book:" and a `[Source: ...]` block per chunk, or
+    "No relevant content found in the book for this query.". Raises as `get_embedding` and
+    `search_vectors` do."""
+    context, _ = book_context(current().retriever, validate_query(query))
+    return context

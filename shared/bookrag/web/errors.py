@@ -36,6 +36,10 @@ def _field_codes(request: Request) -> FieldCodes:
     return getattr(model, "error_codes", {}) if isinstance(model, type) else {}
 
 
+# Pydantic error types that mean "the value has the wrong JSON type" (not: out of range, too long).
+_WRONG_TYPE = {"string_type", "string_unicode", "int_type", "int_from_float", "float_type", "bool_type"}
+
+
 def _validation_error(request: Request, exc: RequestValidationError) -> errors.InvalidInputError:
     codes = _field_codes(request)
     problems = exc.errors()
@@ -44,8 +48,14 @@ def _validation_error(request: Request, exc: RequestValidationError) -> errors.I
         field = loc[0] if loc else None
         if field is None or field not in codes:
             continue
-        missing_code, long_code = codes[field]
-        code = long_code if item.get("type") == "string_too_long" else missing_code
+        field_codes = codes[field]
+        kind = item.get("type")
+        if kind == "string_too_long":
+            code = field_codes.too_long
+        elif kind in _WRONG_TYPE and field_codes.wrong_type:
+            code = field_codes.wrong_type
+        else:
+            code = field_codes.invalid
         return errors.InvalidInputError(CODE_MESSAGES[code], code=code, field=field)
     loc = [str(p) for p in (problems[0].get("loc", ()) if problems else ()) if p != "body"]
     return errors.InvalidInputError(CODE_MESSAGES["INVALID_REQUEST"], code="INVALID_REQUEST",
@@ -68,7 +78,12 @@ def install(app: FastAPI) -> None:
         code = _HTTP_CODES.get(exc.status_code, "HTTP_ERROR")
         error = errors.InvalidInputError(str(exc.detail) if exc.status_code < 500 else "Error", code=code,
                                          status=exc.status_code)
-        return error_response(request.url.path, error)
+        response = error_response(request.url.path, error)
+        # RFC 9110: a 405 names the methods the resource does allow (Starlette puts them on the exception).
+        allow = (exc.headers or {}).get("Allow")
+        if exc.status_code == 405 and allow:
+            response.headers["Allow"] = allow
+        return response
 
     @app.exception_handler(Exception)
     async def _on_anything(request: Request, exc: Exception) -> JSONResponse:

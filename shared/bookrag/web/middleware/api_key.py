@@ -14,14 +14,13 @@ from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 
-from bookrag.auth.guard import API_KEY_HEADER, OPEN_PATHS, Guard
+from bookrag.auth.guard import OPEN_PATHS, Guard, presented_key
 from bookrag.errors import BookRAGError
 from bookrag.observability import logger
 from bookrag.services.container import current
 from bookrag.web.errors import error_response
 
 Scope = dict[str, Any]
-_HEADER = API_KEY_HEADER.encode()
 
 
 def _current_guard() -> Guard | None:
@@ -40,7 +39,7 @@ class ApiKeyAuth:
         if guard is None:
             await self.app(scope, receive, send)
             return
-        presented = next((v.decode("latin-1") for k, v in scope.get("headers") or [] if k.lower() == _HEADER), None)
+        presented = presented_key((k.decode("latin-1"), v.decode("latin-1")) for k, v in scope.get("headers") or [])
         client = scope.get("client")
         source_ip = client[0] if client else "unknown"
         try:

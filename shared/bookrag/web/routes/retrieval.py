@@ -9,17 +9,17 @@ from fastapi import APIRouter
 from bookrag.answering.context import book_context, source_summary
 from bookrag.contracts.rest import RetrieveRequest, RetrieveResponse
 from bookrag.contracts.tools import (
-    TOOL_DEFINITIONS,
     BookContentRequest,
     BookContentResponse,
     BookContextRequest,
     BookContextResponse,
     PerformRetrievalRequest,
     PerformRetrievalResponse,
+    tool_definitions,
 )
 from bookrag.domain.models import Filters
-from bookrag.observability import record_retrieval
-from bookrag.retrieval.retriever import Retriever
+from bookrag.observability import record_query_type, record_retrieval
+from bookrag.retrieval.retriever import Retriever, default_threshold
 from bookrag.services import operations as tools
 from bookrag.services.container import current
 
@@ -36,6 +36,7 @@ def retrieve(body: RetrieveRequest) -> dict[str, Any]:
     result = tools.rest_retrieve(_retriever(), body.query, body.top_k, body.score_threshold,
                                  Filters(body.module_name, body.source_file))
     record_retrieval(result["retrieval_time_ms"], len(result["retrieved_chunks"]))
+    record_query_type(body.query_type)
     return result
 
 
@@ -43,7 +44,7 @@ def retrieve(body: RetrieveRequest) -> dict[str, Any]:
              response_model_exclude_none=True, tags=["tools"])
 def retrieve_book_content(body: BookContentRequest) -> dict[str, Any]:
     """The `retrieve_book_content` agent tool."""
-    return tools.retrieve_book_content(_retriever(), body.query, int(body.top_k), body.min_score,
+    return tools.retrieve_book_content(_retriever(), body.query, body.result_count, body.min_score,
                                        Filters(body.module_name, body.source_file))
 
 
@@ -62,5 +63,7 @@ def retrieve_book_context(body: BookContextRequest) -> dict[str, Any]:
 
 @router.get("/tools", tags=["tools"])
 def list_tools() -> dict[str, Any]:
-    """The tool definitions, ready to register with an OpenAI-style function-calling agent."""
-    return {"tools": [{"type": "function", "function": d} for d in TOOL_DEFINITIONS]}
+    """The tool definitions, ready to register with an OpenAI-style function-calling agent; defaults are
+    the ones in force for the configured embedder."""
+    definitions = tool_definitions(default_threshold(current().settings, "tool_content"))
+    return {"tools": [{"type": "function", "function": d} for d in definitions]}
