@@ -150,18 +150,34 @@ def serve(
 def ask(
     question: Annotated[str, typer.Argument(help="A question about the book")],
     as_json: Annotated[bool, typer.Option("--json", help="Print the agent's Response as JSON")] = False,
+    previous: Annotated[list[str] | None, typer.Option(
+        "--previous", "-p", help="An earlier question of the conversation (repeat, oldest first)")] = None,
+    session_id: Annotated[str | None, typer.Option("--session-id", help="Continue this session")] = None,
+    start_session: Annotated[bool, typer.Option("--start-session", help="Start a session with this turn")] = False,
+    selected_text: Annotated[str | None, typer.Option("--selected-text", help="A passage the question is about")]
+    = None,
+    source_file: Annotated[str | None, typer.Option("--source-file", help="The book file of the passage")] = None,
+    source_url: Annotated[str | None, typer.Option("--source-url", help="The page of the passage")] = None,
 ) -> None:
-    """Answer a question from the book only, with its sources (or refuse)."""
+    """Answer a question from the book only, with its sources (or refuse); optionally a follow-up
+    (--previous, --session-id) or a question about a passage (--selected-text)."""
     from bookrag.services.python_api import run_agent
 
+    history = [{"question": q} for q in previous] if previous else None
     try:
-        response = run_agent(question)
+        response = run_agent(question, history=history, session_id=session_id, start_session=start_session,
+                             selected_text=selected_text, source_file=source_file, source_url=source_url)
     except BookRAGError as exc:
         _fail(exc)
         return
     if as_json:
-        _echo_json(response.model_dump())
+        _echo_json(response.model_dump(exclude_none=True))
         return
+    if response.standalone_question and response.standalone_question != question:
+        typer.secho(f"(searched: {response.standalone_question})", dim=True)
+    if response.selection_in_book is not None:
+        typer.secho("(selection found in the book)" if response.selection_in_book
+                    else "(selection not found in the book: read as part of the question)", dim=True)
     typer.echo(response.answer)
     label = "Nearest sections" if response.is_refusal else "Sources"
     if response.sources:
@@ -172,6 +188,8 @@ def ask(
             quoted = " ".join(q.text.split())
             typer.echo(f"      \"{quoted[:160]}{'…' if len(quoted) > 160 else ''}\" [{q.start}:{q.end}]")
             typer.echo(f"      {q.fragment_url}")
+    if response.session_id:
+        typer.secho(f"\nsession: {response.session_id}", dim=True)
 
 
 @app.command("eval")

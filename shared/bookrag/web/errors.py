@@ -45,7 +45,7 @@ def _validation_error(request: Request, exc: RequestValidationError) -> errors.I
         if field is None or field not in codes:
             continue
         missing_code, long_code = codes[field]
-        code = long_code if item.get("type") == "string_too_long" else missing_code
+        code = long_code if item.get("type") in ("string_too_long", "too_long") else missing_code
         return errors.InvalidInputError(CODE_MESSAGES[code], code=code, field=field)
     loc = [str(p) for p in (problems[0].get("loc", ()) if problems else ()) if p != "body"]
     return errors.InvalidInputError(CODE_MESSAGES["INVALID_REQUEST"], code="INVALID_REQUEST",
