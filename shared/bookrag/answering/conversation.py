@@ -115,6 +115,11 @@ def subject_of(question: str) -> str:
     if not runs:
         return ""
     best = max(runs, key=lambda run: (any(_named(t, i == 0) for i, t in run), len(run), -run[0][0]))
+    named = [n for n, (i, t) in enumerate(best) if _named(t, i == 0)]
+    if named:  # "install ROS 2 Humble": the verb before the name is not the subject
+        best = best[named[0]:]
+    while len(best) > 1 and best[-1][1].low.endswith(("ed", "ing")) and not _named(best[-1][1], False):
+        best = best[:-1]  # "LQR controller obtained": nor is a participle after it
     return question[best[0][1].start:best[-1][1].end]
 
 
