@@ -182,7 +182,9 @@ def resolve_follow_up(question: str, history: Sequence[Turn]) -> str:
         if not content:  # "Why?", "How so?": the whole earlier question is the subject
             return f"{_ends(question)} ({_ends(earlier)})?"
         return f"{_ends(question)} ({subject})?"
-    if any(t.low in _DEMONSTRATIVES for t in toks) and not any(_named(t, i == 0) for i, t in enumerate(toks)):
+    determiner = any(t.low in _DEMONSTRATIVES and (i == 0 or _is_function_word(toks[i - 1].low))
+                     for i, t in enumerate(toks))  # "is this engine", not "the node that publishes"
+    if determiner and not any(_named(t, i == 0) for i, t in enumerate(toks)):
         return f"{_ends(question)} ({subject})?"  # "Is this engine fast?": the noun is ours, the name is not
     return question  # its own subject, no pronoun: a new topic
 
