@@ -332,7 +332,7 @@ def build_rewriter(settings: Settings, *, cohere: ClientProvider, http: Callable
 MATCH_COVERAGE = 0.85
 MIN_MATCH_WORDS = 4
 _FOLD = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"', "–": "-", "—": "-", "\u00a0": " "})
-_WORD = re.compile(r"[a-z0-9]+")
+_WORD = re.compile(r"[^\W_]+")  # letters and digits of any script
 
 
 def _words(text: str) -> list[str]:
@@ -373,7 +373,7 @@ def match_selection(retriever: Retriever, selection: Selection) -> SelectionMatc
         if page:  # the client told us the page: its chunks first
             hits.sort(key=lambda h: _page(h.payload.source_url) != page)
         best: SelectionMatch | None = None
-        for hit in hits[:3]:
+        for hit in hits:
             score = coverage(words, _words(hit.text))
             if MATCH_COVERAGE > score >= 0.3:  # maybe it runs across a chunk boundary
                 score = max(score, coverage(words, _words(retriever.neighbours(hit))))
