@@ -81,7 +81,8 @@ def test_a_session_round_trip_in_memory(agent_handler: Any, lambda_context: Any)
     assert "22.04" in second["answer"]
     stored = current().sessions.get(first["session_id"], int(time.time()))
     assert stored is not None and stored.owner == "anonymous"
-    assert [t.question for t in stored.turns] == ["How do I install ROS 2 Humble?", "Which Ubuntu version does it need?"]
+    assert [t.question for t in stored.turns] == ["How do I install ROS 2 Humble?",
+                                                 "Which Ubuntu version does it need?"]
     assert stored.turns[1].standalone == second["standalone_question"]
 
 

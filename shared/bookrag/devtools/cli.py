@@ -202,6 +202,11 @@ def eval_(
     out: Annotated[Path | None, typer.Option("--json", help="Write the full report (JSON) here")] = None,
     answers: Annotated[bool, typer.Option("--answers", help="Also ask the agent (configured answerer) every "
                                                             "question and measure its answers")] = False,
+    conversations: Annotated[Path | None, typer.Option(
+        "--conversations", help="A conversation set (eval/conversations-*.jsonl): follow-up hit@5 with history, "
+                                "without, and written in full; last-turn answers")] = None,
+    selections: Annotated[Path | None, typer.Option(
+        "--selections", help="A selected-text set (eval/selections-*.jsonl)")] = None,
 ) -> None:
     """Measure retrieval quality per mode (hit@5, MRR@10, evidence@5, refusal AUC, seconds per query) and,
     with --answers, answer quality (answered, refused, keyword recall, citation precision) per kind."""
@@ -220,8 +225,25 @@ def eval_(
     console.print(render_table(report))
     if report.answers is not None:
         console.print(render_answer_table(report.answers))
+    data = report.as_dict()
+    if conversations is not None or selections is not None:
+        from bookrag.devtools import conversation_eval
+        from bookrag.services.container import container_for
+
+        agent = container_for(get_settings()).agent
+        try:
+            if conversations is not None:
+                data["conversations"] = conversation_eval.run_conversations(
+                    agent, conversation_eval.load_conversations(conversations))
+                console.print(conversation_eval.render(data["conversations"]))
+            if selections is not None:
+                data["selections"] = conversation_eval.run_selections(agent, selections)
+                console.print({k: v for k, v in data["selections"].items() if k != "per_selection"})
+        except BookRAGError as exc:
+            _fail(exc)
+            return
     if out is not None:
-        out.write_text(json.dumps(report.as_dict(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        out.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 @app.command("mint-key")
