@@ -63,8 +63,17 @@ version versions detail details alternative alternatives cost costs way ways rea
 better worse best worst faster slower main key important need needed recommended help helps good bad
 simply simpler more detail mean means meaning happen happens matter matters much many often one ones
 else another thing things work""".split())  # noqa: SIM905 (a word list reads better as prose)
+# Verbs that questions put right after their subject ("Why did ROS 2 drop ...", "Isaac Sim generate ..."):
+# a subject's run of words ends before them.
+_VERBS = frozenset("""drop dropped generate generates follow follows ask asks include includes require requires
+run runs take takes produce produces export exports support supports handle handles recommend recommends
+cause causes affect affects provide provides create creates build builds install installs learn learns
+organise organised organize organized describe describes cover covers demonstrate demonstrates publish
+publishes connect connects detect detects compute computes control controls move moves""".split())  # noqa: SIM905
 _SUBJECT_PRONOUNS = frozenset({"it", "they", "them", "he", "she", "him", "her"})
 _POSSESSIVES = frozenset({"its", "their", "his"})
+# "which one", "use one": "one" stands for the earlier subject ("one of them", "no one" do not).
+_ONE_AFTER = frozenset({"which", "the", "that", "this", "use", "pick", "choose", "need", "want", "buy", "get"})
 _DEMONSTRATIVES = frozenset({"this", "that", "these", "those"})
 _SWITCH = re.compile(r"^\s*(?:and\s+)?(?:what|how)\s+about\s+(.+?)\s*[?.!]*\s*$|^\s*and\s+(.+?)\s*\?+\s*$",
                      re.IGNORECASE)
@@ -104,7 +113,7 @@ def subject_of(question: str) -> str:
     runs: list[list[tuple[int, _Tok]]] = []
     current: list[tuple[int, _Tok]] = []
     for i, tok in enumerate(toks):
-        if _is_function_word(tok.low) or (tok.low in _GENERIC and not _named(tok, i == 0)):
+        if _is_function_word(tok.low) or (tok.low in (_GENERIC | _VERBS) and not _named(tok, i == 0)):
             if current:
                 runs.append(current)
             current = []
@@ -118,7 +127,7 @@ def subject_of(question: str) -> str:
     named = [n for n, (i, t) in enumerate(best) if _named(t, i == 0)]
     if named:  # "install ROS 2 Humble": the verb before the name is not the subject
         best = best[named[0]:]
-    while len(best) > 1 and best[-1][1].low.endswith(("ed", "ing")) and not _named(best[-1][1], False):
+    while len(best) > 1 and best[-1][1].low.endswith("ed") and not _named(best[-1][1], False):
         best = best[:-1]  # "LQR controller obtained": nor is a participle after it
     return question[best[0][1].start:best[-1][1].end]
 
@@ -147,10 +156,14 @@ def resolve_follow_up(question: str, history: Sequence[Turn]) -> str:
     if not subject:
         return question
     switch = _SWITCH.match(question)
+    continued = False
     if switch:
         new = (switch.group(1) or switch.group(2) or "").strip()
         new_toks = _tokens(new)
-        if _own_content(new_toks) and not any(t.low in _SUBJECT_PRONOUNS | _POSSESSIVES for t in new_toks):
+        whole = bool(new_toks) and new_toks[0].low in _QUESTION  # "And which engine does Isaac Sim use?"
+        if whole and switch.group(2):
+            question, continued = new[0].upper() + new[1:] + "?", True
+        elif _own_content(new_toks) and not any(t.low in _SUBJECT_PRONOUNS | _POSSESSIVES for t in new_toks):
             replaced = earlier.replace(subject, new, 1)
             return replaced if replaced != earlier else f"{_ends(earlier)}: {new}?"
     toks = _tokens(question)
@@ -165,10 +178,10 @@ def resolve_follow_up(question: str, history: Sequence[Turn]) -> str:
             replacement = f"{subject}'s"
         elif tok.low in _SUBJECT_PRONOUNS:
             replacement = subject
-        elif tok.low in _DEMONSTRATIVES and (nxt is None or _is_function_word(nxt.low) or
-                                             question[tok.end:nxt.start].strip()):
+        elif tok.low in _DEMONSTRATIVES and (prev is None or _is_function_word(prev.low)) and (
+                nxt is None or _is_function_word(nxt.low) or question[tok.end:nxt.start].strip()):
             replacement = subject  # "this", "that" standing alone (not "this engine", not "that publishes")
-        elif tok.low in ("one", "ones") and prev is not None and prev.low in ("which", "the", "that", "this"):
+        elif tok.low in ("one", "ones") and prev is not None and prev.low in _ONE_AFTER:
             replacement = subject
         if replacement is not None:
             pieces += [question[last:tok.start], replacement]
@@ -176,6 +189,8 @@ def resolve_follow_up(question: str, history: Sequence[Turn]) -> str:
             substituted = True
     if substituted:
         return "".join([*pieces, question[last:]])
+    if continued and not any(_named(t, i == 0) for i, t in enumerate(toks)):
+        return f"{_ends(question)} ({subject})?"  # "And how high does the ceiling need to be?"
     own = _own_content(toks)
     if not own:
         content = [t for t in toks if t.low not in _QUESTION and t.low not in _STOP]
