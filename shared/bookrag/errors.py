@@ -255,3 +255,23 @@ class DocumentError(BookRAGError, ValueError):
     """A source file cannot be ingested (binary, undecodable, empty, hostile); it is skipped."""
 
     code = "BAD_DOCUMENT"
+
+
+# --- conversations ---------------------------------------------------------------------------------
+
+
+class SessionNotFoundError(InvalidInputError):
+    """Unknown, expired, or another API key's session: the same 404, so a caller learns nothing of
+    sessions that are not theirs."""
+
+    def __init__(self) -> None:
+        super().__init__("Session not found or expired; start a new one", code="SESSION_NOT_FOUND",
+                         field="session_id", status=404)
+
+
+class SessionStoreError(Unavailable, BookRAGError, ConnectionError):
+    """The session store could not be read or written."""
+
+    code = "SESSION_STORE_UNAVAILABLE"
+    http_status = 503
+    public_message = "Conversation sessions are temporarily unavailable; retry shortly"

@@ -207,7 +207,15 @@ def test_openapi_documents_the_answer_route(client: TestClient) -> None:
     schemas = spec["components"]["schemas"]
 
     assert post["responses"]["200"]["content"]["application/json"]["schema"]["$ref"].endswith("/Response")
-    assert set(schemas["Response"]["properties"]) == {"answer", "sources", "is_refusal", "refusal_reason"}
+    # The contract's four fields, required; plus the optional conversation fields of issue 13.
+    assert set(schemas["Response"]["properties"]) == {"answer", "sources", "is_refusal", "refusal_reason",
+                                                      "standalone_question", "session_id", "selection_in_book"}
+    assert set(schemas["Response"]["required"]) == {"answer", "sources", "is_refusal"}
+    request = schemas["AnswerRequest"]["properties"]
+    assert request["history"]["anyOf"][0]["maxItems"] == 10
+    assert request["selected_text"]["anyOf"][0]["maxLength"] == 2000
+    assert request["session_id"]["anyOf"][0]["pattern"] == "^ses_[A-Za-z0-9_-]{32}$"
+    assert "404" in post["responses"]
     # The contract's six fields, plus the additive span citations (issue 11).
     assert set(schemas["Source"]["properties"]) == {"chapter", "section", "source_url", "chunk_id", "source_file",
                                                     "score", "quotes"}

@@ -547,3 +547,77 @@ def test_a_payload_in_an_html_comment_is_stripped_at_ingest(llm: Settings, model
 
     assert not model[1].obeyed
     check_llm_run(llm, response, bodies, chunks, container_for(llm).store.count())
+
+
+# --- selections (issue 13): a highlighted passage is user input ------------------------------------------
+#
+# A selection that is not the book's text is read as part of the question (the direct payloads); one
+# that is (a poisoned passage, highlighted) anchors retrieval on that chunk (the indirect payloads). Either
+# way the same defences hold, and a selection that is not the book is never cited or quoted.
+
+SELECTION_Q = "Explain this more simply"
+
+
+def run_selection(settings: Settings, selected: str) -> Response:
+    from bookrag.domain.conversation import Conversation, Selection
+
+    return container_for(settings).agent.run(SELECTION_Q, Conversation(selection=Selection(selected)))
+
+
+def run_llm_selection(settings: Settings, model: tuple[StubServer, ObedientModel], case: Case, selected: str
+                      ) -> tuple[Response, list[dict[str, Any]]]:
+    server, obedient = model
+    server.requests.clear()
+    obedient.case, obedient.obeyed = case, False
+    try:
+        response = run_selection(settings, selected)
+    finally:
+        obedient.case = None
+    return response, [r.json() for r in server.calls("/chat/completions")]
+
+
+def assert_selection_not_quoted(response: Response, selected: str) -> None:
+    quoted = norm(" ".join(q.text for s in response.sources for q in s.quotes))
+    tail = norm(selected)[-40:]  # the injected instruction ends every direct payload
+    assert tail not in quoted and tail not in norm(response.answer)
+
+
+@pytest.mark.parametrize("case", DIRECT, ids=[c.id for c in DIRECT])
+def test_selection_injection_extractive(extractive: Settings, case: Case) -> None:
+    from bookrag.answering.answerers.base import SYSTEM_PROMPT
+
+    response = run_selection(extractive, case.payload)
+
+    assert response.selection_in_book is False
+    assert_selection_not_quoted(response, case.payload)
+    assert_cites_only(response, {s.chunk_id for s in response.sources}, set(store_chunks(extractive)))
+    assert_no_leak(response, SYSTEM_PROMPT)
+
+
+@pytest.mark.parametrize("case", DIRECT, ids=[c.id for c in DIRECT])
+def test_selection_injection_obedient_llm(llm: Settings, model: tuple[StubServer, ObedientModel], case: Case) -> None:
+    chunks = store_chunks(llm)
+    count = container_for(llm).store.count()
+
+    response, bodies = run_llm_selection(llm, model, case, case.payload)
+
+    assert model[1].obeyed, "the payload never reached the model: this case proves nothing"
+    assert response.selection_in_book is False
+    assert_selection_not_quoted(response, case.payload)
+    check_llm_run(llm, response, bodies, chunks, count)
+
+
+@pytest.mark.parametrize("case", INDIRECT, ids=[c.id for c in INDIRECT])
+def test_a_highlighted_poisoned_passage_obedient_llm(llm: Settings, model: tuple[StubServer, ObedientModel],
+                                                     case: Case) -> None:
+    chunks = store_chunks(llm)
+    count = container_for(llm).store.count()
+    poisoned = _poisoned_chunk(chunks, case)
+
+    # The reader highlights the whole poisoned paragraph, as a copy/paste would give it.
+    response, bodies = run_llm_selection(llm, model, case, " ".join(chunks[poisoned].split()))
+
+    assert response.selection_in_book is True, "the passage did not match its chunk: nothing tested"
+    assert response.sources and all(s.chunk_id in chunks for s in response.sources)
+    assert model[1].obeyed, "the poisoned passage never reached the model: this case proves nothing"
+    check_llm_run(llm, response, bodies, chunks, count)

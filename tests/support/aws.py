@@ -71,3 +71,16 @@ def moto_dynamodb(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
         monkeypatch.delenv(name, raising=False)
     with mock_aws():
         yield boto3.client("dynamodb", region_name="us-east-1")
+
+
+SESSIONS_TABLE = "bookrag-sessions"
+
+
+def create_sessions_table(client: Any) -> str:
+    """The conversation sessions table as template.yaml declares it (`SessionsTable`); returns its name."""
+    client.create_table(TableName=SESSIONS_TABLE, BillingMode="PAY_PER_REQUEST",
+                        AttributeDefinitions=[{"AttributeName": "session_id", "AttributeType": "S"}],
+                        KeySchema=[{"AttributeName": "session_id", "KeyType": "HASH"}])
+    client.update_time_to_live(TableName=SESSIONS_TABLE,
+                               TimeToLiveSpecification={"Enabled": True, "AttributeName": "expires_at"})
+    return SESSIONS_TABLE

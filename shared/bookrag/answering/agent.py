@@ -30,6 +30,7 @@ Errors are raised as our typed errors (`bookrag.errors`); the web layer maps the
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from pydantic import SecretStr
@@ -40,8 +41,16 @@ from bookrag.answering.answerers.grounding import ground
 from bookrag.answering.answerers.spans import quotes_for
 from bookrag.answering.citations import Ledger, verify_citations
 from bookrag.answering.context import book_context
+from bookrag.answering.conversation import (
+    OfflineRewriter,
+    Rewriter,
+    match_selection,
+    selection_hits,
+    with_selection,
+)
 from bookrag.answering.deobfuscation import readings
 from bookrag.contracts.agent import MESSAGES, REFUSAL, Response, Source
+from bookrag.domain.conversation import Conversation
 from bookrag.domain.models import SearchHit
 from bookrag.domain.query import POLICIES, has_visible_character, normalize_query
 from bookrag.observability import logger
@@ -82,18 +91,24 @@ def validate_query(query: object) -> str:
 class BookRAGAgent:
     """Thread-safe: per-request state lives in `run`; the retriever and answerer are shared."""
 
-    def __init__(self, settings: Settings, retriever: Retriever, answerer: Answerer) -> None:
+    def __init__(self, settings: Settings, retriever: Retriever, answerer: Answerer,
+                 rewriter: Rewriter | None = None) -> None:
         self.settings = settings
         self.retriever = retriever
         self.answerer = answerer
+        self.rewriter: Rewriter = rewriter or OfflineRewriter()
         self._secrets = _secret_values(settings)
         prompt = SYSTEM_PROMPT
         for phrase in _NOT_SECRET:
             prompt = prompt.replace(phrase, " | ")
         self._prompt_shingles = _shingles(prompt)
 
-    def run(self, query: str) -> Response:
-        """Raises `InvalidInputError`, `EmbeddingError`, store errors and `AnswerError` subclasses."""
+    def run(self, query: str, conversation: Conversation | None = None) -> Response:
+        """Raises `InvalidInputError`, `EmbeddingError`, store errors and `AnswerError` subclasses.
+
+        With a `conversation`, a follow-up is first resolved into a standalone question (the response's
+        `standalone_question`), and a selection scopes retrieval to its passage when it is the book's
+        text (`selection_in_book`); without one, the agent contract's `Response`, unchanged."""
         question = validate_query(query)
         deadline = Deadline(AGENT_DEADLINE_S)
         ledger = Ledger()
@@ -101,15 +116,46 @@ class BookRAGAgent:
         def retrieve(text: str) -> list[SearchHit]:
             return ledger.record(book_context(self.retriever, text)[1])
 
-        hits = retrieve(question)
-        if not hits:
-            return self._refusal("no_relevant_context", self._nearest(question))
-        draft = self.answerer.answer(question, hits, retrieve, deadline)
-        response = self._check(draft, ledger)
+        if conversation is None:
+            hits = retrieve(question)
+            if not hits:
+                return self._refusal("no_relevant_context", self._nearest(question))
+            draft = self.answerer.answer(question, hits, retrieve, deadline)
+            response = self._check(draft, ledger)
+        else:
+            response = self._converse(question, conversation, deadline, ledger, retrieve)
         logger.debug("answered", extra={"answerer": self.answerer.name, "refused": response.is_refusal,
                                        "refusal_reason": response.refusal_reason,
                                        "sources": len(response.sources)})
         return response
+
+    def _converse(self, question: str, conversation: Conversation, deadline: Deadline, ledger: Ledger,
+                  retrieve: Callable[[str], list[SearchHit]]) -> Response:
+        standalone = question
+        if conversation.history:
+            standalone = self.rewriter.standalone(question, conversation.history, deadline)
+            if standalone != question and self.leaks(standalone):  # it is returned to the caller
+                standalone = OfflineRewriter().standalone(question, conversation.history, deadline)
+        selection = conversation.selection
+        in_book: bool | None = None
+        asked = standalone
+        if selection is None:
+            hits = retrieve(standalone)
+        else:
+            match = match_selection(self.retriever, selection)
+            in_book = match is not None
+            search_text = f"{standalone} {selection.text}"
+            hits = retrieve(search_text) if match is None else []
+            if match is not None:  # the passage and its neighbours first, then the book at large
+                scoped = ledger.record(selection_hits(self.retriever, match, search_text))
+                ids = {h.chunk_id for h in scoped}
+                hits = [*scoped, *[h for h in retrieve(standalone) if h.chunk_id not in ids]]
+            asked = with_selection(standalone, selection)
+        extra = {"standalone_question": standalone if conversation.history else None, "selection_in_book": in_book}
+        if not hits:
+            return self._refusal("no_relevant_context", self._nearest(standalone)).model_copy(update=extra)
+        draft = self.answerer.answer(asked, hits, retrieve, deadline)
+        return self._check(draft, ledger).model_copy(update=extra)
 
     def _check(self, draft: Draft, ledger: Ledger) -> Response:
         nearest = sorted(ledger.hits.values(), key=lambda h: h.score, reverse=True)

@@ -155,6 +155,13 @@ class Settings(AuthSettings):
     gemini_base_url: str | None = None
     openai_api_key: SecretStr | None = None
     openai_base_url: str | None = None
+    # Conversation sessions (DynamoDB, Lambda); unset: kept in the process's memory (`bookrag serve`).
+    sessions_table: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.-]{3,255}$")
+
+    @field_validator("sessions_table", mode="before")
+    @classmethod
+    def _blank_sessions_table_is_none(cls, value: object) -> object:
+        return None if isinstance(value, str) and not value.strip() else value
 
     # --- secrets by reference (deployed) -------------------------------------------------------
     # Names of the Secrets Manager secrets (or SSM SecureString parameters) that hold the keys; a key

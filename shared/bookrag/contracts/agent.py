@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from bookrag import errors
 from bookrag.contracts.base import Codes, ErrorBody, FieldCodes, QueryRequest, query_field
 from bookrag.domain.models import SearchHit
-from bookrag.domain.query import POLICIES
+from bookrag.domain.query import CONVERSATION, POLICIES, SESSION_ID_PATTERN, normalize_query
 
 REFUSAL = "This question is not answered in the book."
 
@@ -51,6 +51,17 @@ class Response(BaseModel):
     refusal_reason: str = Field(
         "", description="'' for an answer; no_relevant_context | weak_evidence | model_refused | uncited_answer "
                         "| ungrounded_answer | unsafe_output for a refusal")
+    # Conversation fields (issue 13): additive, and absent from a request without history, session or selection.
+    standalone_question: str | None = Field(
+        default=None, description="The standalone question that was searched, after resolving a follow-up against the "
+                          "conversation's earlier turns; only with `history` or `session_id`")
+    session_id: str | None = Field(
+        default=None, description="The server-side session this turn was stored in; only with `session_id` or "
+                          "`start_session`")
+    selection_in_book: bool | None = Field(
+        default=None, description="Whether `selected_text` matched the book's indexed text (then its passage and "
+                          "neighbours were searched first and may be cited); false: it was treated as part of "
+                          "the question and is never cited. Only with `selected_text`")
 
 
 
@@ -112,10 +123,60 @@ class ScoredPoint(BaseModel):
     payload: dict[str, Any] = Field(description="The chunk's stored metadata and text (see ChunkPayload)")
 
 
+class HistoryTurn(BaseModel):
+    """One earlier turn of the conversation, as the client kept it."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    question: str = Field(min_length=1, max_length=CONVERSATION.max_turn_question_chars,
+                          description="The earlier question, as the reader asked it")
+    answer: str = Field("", max_length=CONVERSATION.max_turn_answer_chars,
+                        description="The answer the service gave (optional; helps an LLM resolve the follow-up)")
+
+    @field_validator("question", "answer", mode="before")
+    @classmethod
+    def _normalize(cls, value: object) -> object:
+        return normalize_query(value) if isinstance(value, str) else value
+
+
 class AnswerRequest(QueryRequest):
-    error_codes: ClassVar[FieldCodes] = {"query": Codes("INVALID_QUERY", "INVALID_QUERY_LENGTH")}
+    error_codes: ClassVar[FieldCodes] = {
+        "query": Codes("INVALID_QUERY", "INVALID_QUERY_LENGTH"),
+        "history": Codes("INVALID_HISTORY", "HISTORY_TOO_LONG"),
+        "session_id": Codes("INVALID_SESSION_ID", "INVALID_SESSION_ID"),
+        "start_session": Codes("INVALID_REQUEST", "INVALID_REQUEST"),
+        "selected_text": Codes("INVALID_SELECTION", "SELECTION_TOO_LONG"),
+        "source_url": Codes("INVALID_SOURCE", "INVALID_SOURCE"),
+        "source_file": Codes("INVALID_SOURCE", "INVALID_SOURCE"),
+    }
 
     query: str = query_field(POLICIES["agent"].max_query_chars, "A question about the book")
+    history: list[HistoryTurn] | None = Field(
+        None, max_length=CONVERSATION.max_turns,
+        description=f"Earlier turns, oldest first (at most {CONVERSATION.max_turns}; questions up to "
+                    f"{CONVERSATION.max_turn_question_chars} characters, answers up to "
+                    f"{CONVERSATION.max_turn_answer_chars}). Not with `session_id`")
+    session_id: str | None = Field(
+        default=None, min_length=CONVERSATION.session_id_chars, max_length=CONVERSATION.session_id_chars,
+        pattern=SESSION_ID_PATTERN,
+        description="A session this API key started earlier (`start_session`); it keeps the last "
+                    f"{CONVERSATION.max_turns} turns and expires {CONVERSATION.session_ttl_s} s after its last "
+                    "turn. Unknown, expired or another key's session: 404 SESSION_NOT_FOUND")
+    start_session: bool = Field(False, strict=True,
+                                description="Start a server-side session with this turn; its id is in the response")
+    selected_text: str | None = Field(
+        None, min_length=1, max_length=CONVERSATION.max_selection_chars,
+        description="Text the reader highlighted (at most "
+                    f"{CONVERSATION.max_selection_chars} characters): the question is about it")
+    source_url: str | None = Field(None, min_length=1, max_length=CONVERSATION.max_source_chars,
+                                   description="The page the selection is on, when known")
+    source_file: str | None = Field(None, min_length=1, max_length=CONVERSATION.max_source_chars,
+                                    description="The book file the selection is from, when known")
+
+    @field_validator("selected_text", mode="before")
+    @classmethod
+    def _normalize_selection(cls, value: object) -> object:
+        return normalize_query(value) if isinstance(value, str) else value
 
 
 

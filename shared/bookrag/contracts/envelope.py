@@ -23,6 +23,12 @@ CODE_MESSAGES = {
     "INVALID_SCORE_THRESHOLD": "Score threshold must be a number between 0.0 and 1.0",
     "INVALID_QUERY": "Invalid query provided",
     "INVALID_REQUEST": "Request body must be a JSON object with the documented fields",
+    "INVALID_HISTORY": "history must be a list of {question, answer} turns",
+    "HISTORY_TOO_LONG": "history has too many turns, or a turn is too long",
+    "INVALID_SESSION_ID": "session_id is not a session id this service issued",
+    "INVALID_SELECTION": "selected_text must be a non-empty string",
+    "SELECTION_TOO_LONG": "selected_text is too long",
+    "INVALID_SOURCE": "source_url and source_file must be non-empty strings of limited length",
 }
 
 

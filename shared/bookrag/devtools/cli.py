@@ -163,18 +163,34 @@ def serve(
 def ask(
     question: Annotated[str, typer.Argument(help="A question about the book")],
     as_json: Annotated[bool, typer.Option("--json", help="Print the agent's Response as JSON")] = False,
+    previous: Annotated[list[str] | None, typer.Option(
+        "--previous", "-p", help="An earlier question of the conversation (repeat, oldest first)")] = None,
+    session_id: Annotated[str | None, typer.Option("--session-id", help="Continue this session")] = None,
+    start_session: Annotated[bool, typer.Option("--start-session", help="Start a session with this turn")] = False,
+    selected_text: Annotated[str | None, typer.Option("--selected-text", help="A passage the question is about")]
+    = None,
+    source_file: Annotated[str | None, typer.Option("--source-file", help="The book file of the passage")] = None,
+    source_url: Annotated[str | None, typer.Option("--source-url", help="The page of the passage")] = None,
 ) -> None:
-    """Answer a question from the book only, with its sources (or refuse)."""
+    """Answer a question from the book only, with its sources (or refuse); optionally a follow-up
+    (--previous, --session-id) or a question about a passage (--selected-text)."""
     from bookrag.services.python_api import run_agent
 
+    history = [{"question": q} for q in previous] if previous else None
     try:
-        response = run_agent(question)
+        response = run_agent(question, history=history, session_id=session_id, start_session=start_session,
+                             selected_text=selected_text, source_file=source_file, source_url=source_url)
     except BookRAGError as exc:
         _fail(exc, as_json)
         return
     if as_json:
-        _echo_json(response.model_dump())
+        _echo_json(response.model_dump(exclude_none=True))
         return
+    if response.standalone_question and response.standalone_question != question:
+        typer.secho(f"(searched: {response.standalone_question})", dim=True)
+    if response.selection_in_book is not None:
+        typer.secho("(selection found in the book)" if response.selection_in_book
+                    else "(selection not found in the book: read as part of the question)", dim=True)
     typer.echo(response.answer)
     label = "Nearest sections" if response.is_refusal else "Sources"
     if response.sources:
@@ -185,6 +201,8 @@ def ask(
             quoted = " ".join(q.text.split())
             typer.echo(f"      \"{quoted[:160]}{'…' if len(quoted) > 160 else ''}\" [{q.start}:{q.end}]")
             typer.echo(f"      {q.fragment_url}")
+    if response.session_id:
+        typer.secho(f"\nsession: {response.session_id}", dim=True)
 
 
 @app.command("eval")
@@ -197,6 +215,11 @@ def eval_(
     out: Annotated[Path | None, typer.Option("--json", help="Write the full report (JSON) here")] = None,
     answers: Annotated[bool, typer.Option("--answers", help="Also ask the agent (configured answerer) every "
                                                             "question and measure its answers")] = False,
+    conversations: Annotated[Path | None, typer.Option(
+        "--conversations", help="A conversation set (eval/conversations-*.jsonl): follow-up hit@5 with history, "
+                                "without, and written in full; last-turn answers")] = None,
+    selections: Annotated[Path | None, typer.Option(
+        "--selections", help="A selected-text set (eval/selections-*.jsonl)")] = None,
 ) -> None:
     """Measure retrieval quality per mode (hit@5, MRR@10, evidence@5, refusal AUC, seconds per query) and,
     with --answers, answer quality (answered, refused, keyword recall, citation precision) per kind."""
@@ -215,8 +238,25 @@ def eval_(
     console.print(render_table(report))
     if report.answers is not None:
         console.print(render_answer_table(report.answers))
+    data = report.as_dict()
+    if conversations is not None or selections is not None:
+        from bookrag.devtools import conversation_eval
+        from bookrag.services.container import container_for
+
+        agent = container_for(get_settings()).agent
+        try:
+            if conversations is not None:
+                data["conversations"] = conversation_eval.run_conversations(
+                    agent, conversation_eval.load_conversations(conversations))
+                console.print(conversation_eval.render(data["conversations"]))
+            if selections is not None:
+                data["selections"] = conversation_eval.run_selections(agent, selections)
+                console.print({k: v for k, v in data["selections"].items() if k != "per_selection"})
+        except BookRAGError as exc:
+            _fail(exc)
+            return
     if out is not None:
-        out.write_text(json.dumps(report.as_dict(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        out.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 @app.command("mint-key")

@@ -59,3 +59,29 @@ def normalize_query(text: str) -> str:
 def has_visible_character(text: str) -> bool:
     """True when `normalize_query(text)` is not empty (the OpenAPI `pattern` of every query)."""
     return _VISIBLE.search(text) is not None
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationLimits:
+    """Bounds of a conversation (`/api/answer`, `run_agent`, `bookrag ask`) and of a stored session.
+
+    A client's `history` and a session keep at most `max_turns` turns, the most recent; a session is
+    also kept under `max_session_bytes` (its turns as JSON) by dropping its oldest turns, and expires
+    `session_ttl_s` after its last turn. A selection is at most `max_selection_chars` after
+    normalisation. Lengths are counted after `normalize_query`, as for queries.
+    """
+
+    max_turns: int = 10
+    max_turn_question_chars: int = 1000
+    max_turn_answer_chars: int = 4000
+    max_selection_chars: int = 2000
+    max_source_chars: int = 500
+    session_id_prefix: str = "ses_"
+    session_id_chars: int = 36  # the prefix and 32 URL-safe characters (192 random bits)
+    max_session_bytes: int = 48_000
+    session_ttl_s: int = 3600
+
+
+CONVERSATION = ConversationLimits()
+# What a session id looks like; anything else is refused before a store is asked.
+SESSION_ID_PATTERN = r"^ses_[A-Za-z0-9_-]{32}$"

@@ -27,7 +27,9 @@ if TYPE_CHECKING:
     from bookrag.adapters.qdrant.store import VectorStore
     from bookrag.answering.agent import BookRAGAgent
     from bookrag.answering.answerers.base import Answerer
+    from bookrag.answering.conversation import Rewriter
     from bookrag.auth.guard import Guard
+    from bookrag.domain.conversation import SessionStore
     from bookrag.retrieval.rerank import CohereReranker
     from bookrag.retrieval.retriever import Retriever
 
@@ -191,11 +193,29 @@ class Container(AuthContainer):
         return build_answerer(self.settings, self.retriever, cohere=lambda: self.cohere,
                               http=lambda: self.llm_http)
 
+    @_network(lambda s: s.resolved_llm_provider != "extractive")
+    def rewriter(self) -> Rewriter:
+        """Resolves follow-ups: the answerer's model and client, or the offline rewrite."""
+        from bookrag.answering.conversation import build_rewriter
+
+        return build_rewriter(self.settings, cohere=lambda: self.cohere, http=lambda: self.llm_http)
+
     @_network(True)
     def agent(self) -> BookRAGAgent:
         from bookrag.answering.agent import BookRAGAgent
 
-        return BookRAGAgent(self.settings, self.retriever, self.answerer)
+        return BookRAGAgent(self.settings, self.retriever, self.answerer, self.rewriter)
+
+    @_network(lambda s: s.sessions_table is not None)
+    def sessions(self) -> SessionStore:
+        """Conversation sessions: DynamoDB when SESSIONS_TABLE is set (Lambda), else this process's memory."""
+        if self.settings.sessions_table:
+            from bookrag.adapters.sessions import DynamoDBSessionStore
+
+            return DynamoDBSessionStore(self.dynamodb, self.settings.sessions_table)
+        from bookrag.adapters.sessions import InMemorySessionStore
+
+        return InMemorySessionStore()
 
     def ready(self) -> dict[str, bool]:
         """What is already built, for health: nothing is built to answer."""

@@ -93,13 +93,26 @@ def validate_retrieval(query_text: str, expected_sources: list[str] | None = Non
     }
 
 
-def run_agent(query: str) -> Response:
+def run_agent(query: str, *, history: list[dict[str, str]] | None = None, session_id: str | None = None,
+              start_session: bool = False, selected_text: str | None = None, source_url: str | None = None,
+              source_file: str | None = None) -> Response:
     """Answer `query` from the book only, citing its sections, or refuse (the agent contract).
+
+    Optionally a follow-up: `history` (earlier {"question", "answer"} turns, oldest first) or a
+    `session_id` from an earlier call with `start_session=True`; and a `selected_text` the question is
+    about. Without them the result is the contract's `Response`, exactly as before.
 
     Raises `InvalidInputError` (ValueError), `EmbeddingError`, store errors and `AnswerError` subclasses;
     `bookrag.contracts.agent.error_response(exc)` gives the contract's `ErrorResponse` for any of them.
     """
-    return current().agent.run(query)
+    if history is None and session_id is None and not start_session and selected_text is None \
+            and source_url is None and source_file is None:
+        return current().agent.run(query)
+    from bookrag.services.conversations import answer, parse_request
+
+    request = parse_request(query=query, history=history, session_id=session_id, start_session=start_session,
+                            selected_text=selected_text, source_url=source_url, source_file=source_file)
+    return answer(current(), request)
 
 
 def get_embedding(text: str) -> list[float]:

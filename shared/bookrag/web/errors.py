@@ -50,7 +50,7 @@ def _validation_error(request: Request, exc: RequestValidationError) -> errors.I
             continue
         field_codes = codes[field]
         kind = item.get("type")
-        if kind == "string_too_long":
+        if kind in ("string_too_long", "too_long"):
             code = field_codes.too_long
         elif kind in _WRONG_TYPE and field_codes.wrong_type:
             code = field_codes.wrong_type

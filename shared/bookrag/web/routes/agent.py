@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 
 from bookrag.contracts.agent import AnswerErrorBody, AnswerRequest, Response
 from bookrag.observability import record_refusal
@@ -14,15 +14,28 @@ router = APIRouter(prefix="/api")
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
     status: {"model": AnswerErrorBody, "description": description}
-    for status, description in ((400, "Invalid query (INVALID_QUERY, INVALID_QUERY_LENGTH)"),
+    for status, description in ((400, "Invalid query (INVALID_QUERY, INVALID_QUERY_LENGTH) or conversation "
+                                      "(INVALID_HISTORY, HISTORY_TOO_LONG, INVALID_SESSION_ID, INVALID_SELECTION, "
+                                      "SELECTION_TOO_LONG, INVALID_SOURCE, CONFLICTING_CONVERSATION)"),
+                                (404, "SESSION_NOT_FOUND: the session is unknown, expired, or another API key's"),
+                                (503, "SESSION_STORE_UNAVAILABLE: sessions cannot be read or written; retry"),
                                 (429, "Rate limited; see Retry-After"),
                                 (500, "Embedding, retrieval or answering failed (see error_type)"))
 }
 
 
-@router.post("/answer", response_model=Response, responses=_ERRORS, tags=["agent"])
-def answer(body: AnswerRequest) -> Response:
-    """Answer a question from the book only, citing its sections; or refuse with the nearest sections."""
-    response = current().agent.run(body.query)
+# Fields that are None are left out: without a conversation the body is exactly the contract's Response.
+@router.post("/answer", response_model=Response, responses=_ERRORS, tags=["agent"], response_model_exclude_none=True)
+def answer(body: AnswerRequest, request: Request) -> Response:
+    """Answer a question from the book only, citing its sections; or refuse with the nearest sections.
+
+    Follow-ups: send the earlier turns (`history`) or a `session_id` (from a turn sent with
+    `start_session`); the response's `standalone_question` is what was searched. About a passage:
+    send `selected_text` (and `source_url` or `source_file` when known)."""
+    from bookrag.services.conversations import ANONYMOUS
+    from bookrag.services.conversations import answer as converse
+
+    owner = request.scope.get("state", {}).get("api_key_id") or ANONYMOUS
+    response = converse(current(), body, owner)
     record_refusal(response.is_refusal)
     return response

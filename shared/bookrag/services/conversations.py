@@ -1,0 +1,91 @@
+"""One answer with its conversation: `POST /api/answer`, `run_agent` and `bookrag ask` all come here.
+
+Without history, session or selection this is exactly `agent.run(query)`: the agent contract's
+`Response`, unchanged. With them: the earlier turns come from the client (`history`) or from the
+caller's session (`session_id`, owned by the API key that started it); the agent resolves the
+follow-up and scopes a selection; a session then keeps the new turn (the oldest dropped past the
+limits in `domain.query.CONVERSATION`) and its expiry moves on.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+
+from bookrag.adapters.sessions import encode_turns
+from bookrag.contracts.agent import AnswerRequest, Response
+from bookrag.contracts.envelope import CODE_MESSAGES
+from bookrag.domain.conversation import Conversation, Selection, Session, Turn
+from bookrag.domain.query import CONVERSATION
+from bookrag.errors import InvalidInputError, SessionNotFoundError
+
+if TYPE_CHECKING:
+    from bookrag.services.container import Container
+
+ANONYMOUS = "anonymous"  # the owner of sessions when authentication is off
+
+
+def new_session_id() -> str:
+    return CONVERSATION.session_id_prefix + secrets.token_urlsafe(24)  # 32 characters, 192 bits
+
+
+def parse_request(**fields: Any) -> AnswerRequest:
+    """The request model from Python arguments; a violation raises `InvalidInputError` with the same
+    code the HTTP route gives (the model's `error_codes`)."""
+    try:
+        return AnswerRequest.model_validate({k: v for k, v in fields.items() if v is not None})
+    except ValidationError as exc:
+        for item in exc.errors():
+            field = str(item["loc"][0]) if item.get("loc") else None
+            if field in AnswerRequest.error_codes:
+                missing, long = AnswerRequest.error_codes[field]
+                code = long if item.get("type") in ("string_too_long", "too_long") else missing
+                raise InvalidInputError(CODE_MESSAGES[code], code=code, field=field) from None
+        raise InvalidInputError(CODE_MESSAGES["INVALID_REQUEST"], code="INVALID_REQUEST") from None
+
+
+def bounded(turns: Sequence[Turn]) -> tuple[Turn, ...]:
+    """The most recent turns within the session limits (oldest dropped first, answers truncated)."""
+    kept = tuple(Turn(t.question, t.answer[:CONVERSATION.max_turn_answer_chars], t.standalone)
+                 for t in turns)[-CONVERSATION.max_turns:]
+    while len(kept) > 1 and len(encode_turns(kept).encode()) > CONVERSATION.max_session_bytes:
+        kept = kept[1:]
+    return kept
+
+
+def answer(container: Container, request: AnswerRequest, owner: str = ANONYMOUS) -> Response:
+    """Raises what `BookRAGAgent.run` raises, `InvalidInputError` (CONFLICTING_CONVERSATION),
+    `SessionNotFoundError` (404) and `SessionStoreError` (503)."""
+    if request.session_id and (request.history or request.start_session):
+        raise InvalidInputError("Send either history or a session (session_id or start_session), not both",
+                                code="CONFLICTING_CONVERSATION", field="session_id")
+    if request.history and request.start_session:
+        raise InvalidInputError("Send either history or a session (session_id or start_session), not both",
+                                code="CONFLICTING_CONVERSATION", field="start_session")
+    selection = Selection(request.selected_text, request.source_url, request.source_file) \
+        if request.selected_text else None
+    session: Session | None = None
+    now = int(time.time())
+    if request.session_id:
+        session = container.sessions.get(request.session_id, now)
+        if session is None or not secrets.compare_digest(session.owner, owner):
+            raise SessionNotFoundError()
+        history = session.turns
+    elif request.start_session:
+        session = Session(new_session_id(), owner)
+        history = ()
+    else:
+        history = tuple(Turn(t.question, t.answer) for t in request.history or ())
+    if session is None and not history and selection is None:
+        return container.agent.run(request.query)  # no conversation: the contract's Response as it was
+    response = container.agent.run(request.query, Conversation(history=history, selection=selection))
+    if session is None:
+        return response
+    turn = Turn(request.query, response.answer, response.standalone_question or request.query)
+    container.sessions.put(Session(session.session_id, owner, bounded([*session.turns, turn]),
+                                   now + CONVERSATION.session_ttl_s))
+    return response.model_copy(update={"session_id": session.session_id})
