@@ -269,8 +269,9 @@ def run_mcpwarm(args: Args) -> dict[str, Any]:
         t0 = time.perf_counter()
         response = handler.lambda_handler(event, context)
         ms = (time.perf_counter() - t0) * 1000
-        body = base64.b64decode(response["body"]) if response.get("isBase64Encoded") else response["body"]
-        if response.get("statusCode") != 200 or b'"isError":true' in (body if isinstance(body, bytes) else body.encode()):
+        raw = response["body"]
+        body = base64.b64decode(raw) if response.get("isBase64Encoded") else raw.encode()
+        if response.get("statusCode") != 200 or b'"isError":true' in body:
             raise SystemExit(f"invocation failed: {response.get('statusCode')} {body!r:.300}")
         return ms
 

@@ -4,14 +4,15 @@
                                   [--out benchmarks/loadtest.json]
 
 The sample book (book/docs) is ingested into a temporary store with the local embedder, and
-`bookrag serve` is started on a free loopback port. After a sequential calibration (each question's
-top result, per route), the clients send `--requests` requests over the four retrieval routes and
-MCP's `tools/call retrieve_book_content` on /mcp, each with a query of its own (a question and a unique
-reference). Each response must be a 200 that echoes its own query (where the contract echoes it) and whose top result is the calibrated one for its
-question. A response whose top result differs is asked again, alone, after the run: if the lone
-answer differs from the concurrent one, that is cross-talk (an error); if it is the same, the
-unique reference merely moved the ranking (counted, not an error). Latency percentiles and the
-server's resident memory (after warm-up, at the end, and its peak) are written to `--out`.
+`bookrag serve` is started on a free loopback port. After a sequential calibration (each question's top
+result, per route), the clients send `--requests` requests over the four retrieval routes and MCP's
+`tools/call retrieve_book_content` on /mcp, each with a query of its own (a question and a unique
+reference). Each response must be a 200 that echoes its own query (where the contract echoes it) and
+whose top result is the calibrated one for its question. A response whose top result differs is asked
+again, alone, after the run: if the lone answer differs from the concurrent one, that is cross-talk (an
+error); if it is the same, the unique reference merely moved the ranking (counted, not an error).
+Latency percentiles and the server's resident memory (after warm-up, at the end, and its peak) are
+written to `--out`.
 
 Exit status: 0 when there was no error, 1 otherwise. Traffic goes to 127.0.0.1 only.
 """

@@ -60,7 +60,8 @@ def sdk_imports(env: dict[str, str]) -> dict[str, list[str]]:
 def markdown(results: dict[str, Any]) -> str:
     warm, cold, imports = results["warm"], results["cold"], results["sdk_imports"]
     rows = [
-        ("warm tools/call retrieve_book_content p50 - REST p50, varied queries", f"{results['warm_delta_p50_ms']:+.2f} ms",
+        ("warm tools/call retrieve_book_content p50 - REST p50, varied queries",
+         f"{results['warm_delta_p50_ms']:+.2f} ms",
          "<= 3 ms", results["warm_delta_p50_ms"] <= 3),
         ("same, one cached query (protocol overhead alone)", f"{results['warm_cached_delta_p50_ms']:+.2f} ms",
          "<= 3 ms", results["warm_cached_delta_p50_ms"] <= 3),
