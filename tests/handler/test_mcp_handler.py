@@ -179,3 +179,26 @@ def test_health_and_warm_up_import_nothing_from_the_mcp_sdk(index_copy: Path, tm
     assert health["status"] == 200 and warm_up["status"] == "event" and answer["status"] == 200
     assert sdk_modules(health["new_modules"] + warm_up["new_modules"] + answer["new_modules"]) == []
     assert "bookrag.mcp.server" not in warm_up["new_modules"]
+
+
+def test_the_agent_snapshot_holds_the_sdk_so_a_restored_mcp_request_imports_nothing(index_copy: Path) -> None:
+    code = """
+import json, sys
+from bookrag.devtools.local_invoke import load_handler
+from bookrag.runtime.lambda_context import SyntheticContext
+from bookrag.runtime.snapstart import registered_hooks
+from tests.support.events import load_event
+from tests.support.paths import ROOT
+handler = load_handler("agent", root=ROOT)
+for hook in registered_hooks("before_snapshot"):  # as Lambda runs them before it takes the snapshot
+    hook()
+before = set(sys.modules)
+response = handler.lambda_handler(load_event("mcp-retrieve-book-content.json"), SyntheticContext())
+new = sorted(m for m in set(sys.modules) - before if m.split(".")[0] in ("mcp", "mcp_types"))
+print(json.dumps({"status": response["statusCode"], "new": new}))
+"""
+    out = subprocess.run([sys.executable, "-c", code], env=server_env(index_copy), cwd=ROOT, check=True,
+                         capture_output=True, text=True, timeout=300)
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+
+    assert result == {"status": 200, "new": []}

@@ -48,6 +48,16 @@ def security_for(scope: Scope) -> TransportSecuritySettings:
                                      allowed_origins=[*LOOPBACK_ORIGINS, *remote])
 
 
+def prepare(tool_set: Literal["retrieval", "all"] = "all") -> None:
+    """Load the SDK and build the server now (SnapStart's before-snapshot hook), not on the first request."""
+    import mcp.server.streamable_http_manager  # noqa: F401
+    import mcp.server.transport_security  # noqa: F401
+
+    from bookrag.mcp.server import build_server
+
+    build_server(tool_set)
+
+
 class McpEndpoint:
     """The ASGI app behind /mcp (the web app's key check and body limit run before it).
 
