@@ -15,6 +15,7 @@ the same hosts over https, or from loopback.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
@@ -36,13 +37,18 @@ def allowed_hosts(configured: str, gateway_domain: str | None) -> list[str]:
 
 
 def security_for(scope: Scope) -> TransportSecuritySettings:
-    from mcp.server.transport_security import TransportSecuritySettings
-
     from bookrag.services.container import current
 
     event = scope.get("aws.event") or {}
     domain = (event.get("requestContext") or {}).get("domainName") if isinstance(event, dict) else None
-    hosts = allowed_hosts(current().settings.mcp_allowed_hosts, str(domain) if domain else None)
+    return _security(current().settings.mcp_allowed_hosts, str(domain) if domain else None)
+
+
+@lru_cache(maxsize=64)  # one per configuration and API domain: not rebuilt on every request
+def _security(configured: str, gateway_domain: str | None) -> TransportSecuritySettings:
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    hosts = allowed_hosts(configured, gateway_domain)
     remote = [f"https://{h}" for h in hosts if h not in LOOPBACK_HOSTS]
     return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts,
                                      allowed_origins=[*LOOPBACK_ORIGINS, *remote])
@@ -50,12 +56,14 @@ def security_for(scope: Scope) -> TransportSecuritySettings:
 
 def prepare(tool_set: Literal["retrieval", "all"] = "all") -> None:
     """Load the SDK and build the server now (SnapStart's before-snapshot hook), not on the first request."""
-    import mcp.server.streamable_http_manager  # noqa: F401
-    import mcp.server.transport_security  # noqa: F401
+    import importlib
 
     from bookrag.mcp.server import build_server
 
+    for module in ("mcp.server.streamable_http_manager", "mcp.server.transport_security"):
+        importlib.import_module(module)
     build_server(tool_set)
+    _security("", None)
 
 
 class McpEndpoint:

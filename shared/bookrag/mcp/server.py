@@ -210,6 +210,8 @@ def build_server(tool_set: ToolSet = "all") -> Server[Any]:
     """The MCP server with `tool_set`'s tools, built once per process (it holds no client or state)."""
     specs = {spec.name: spec for spec in tool_specs(tool_set)}
     definitions = [spec.definition() for spec in specs.values()]
+    # Looked up on every HTTP tools/call (the SDK checks Mcp-Param headers against it): built once here.
+    input_schemas = {d.name: d.input_schema for d in definitions}
 
     async def on_list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         return types.ListToolsResult(tools=definitions)
@@ -238,7 +240,7 @@ def build_server(tool_set: ToolSet = "all") -> Server[Any]:
         "bookrag", version=__version__, title="bookrag",
         instructions="Answers questions about the book, and only from the book. Search it with the retrieval "
                      "tools, read its documents as resources, or ask answer_question for a cited answer.",
-        get_tool_input_schema=lambda name: specs[name].request.model_json_schema() if name in specs else None,
+        get_tool_input_schema=input_schemas.get,
         on_list_tools=on_list_tools, on_call_tool=on_call_tool,
         on_list_resources=on_list_resources, on_read_resource=on_read_resource)
     return server
