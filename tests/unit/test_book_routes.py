@@ -6,7 +6,6 @@ import pytest
 
 from bookrag.services.book import route_of
 
-
 BASE = "https://x.github.io/book/docs"
 
 
