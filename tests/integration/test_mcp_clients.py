@@ -13,7 +13,6 @@ from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import anyio
 import httpx
 import httpx2
 import pytest
@@ -22,7 +21,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from bookrag.auth.keys import mint_key
-from tests.support.mcp import as_json, bookrag_serve, copy_index, server_env
+from tests.support.mcp import as_json, bookrag_serve, copy_index, run_async, server_env
 
 TOOLS = {"retrieve_book_content", "perform_retrieval", "retrieve_book_context", "answer_question"}
 QUERY = "What sensors does a humanoid robot use?"
@@ -75,7 +74,7 @@ def over_http(base: str, api_key: str | None, mode: str = "auto") -> Session:
                         Client(streamable_http_client(f"{base}/mcp", http_client=http), mode=mode) as client):
                 return await body(client)
 
-        return anyio.run(main)
+        return run_async(main)
 
     return run
 
@@ -89,7 +88,7 @@ def over_stdio(index: Path) -> Session:
             async with Client(params) as client:
                 return await body(client)
 
-        return anyio.run(main)
+        return run_async(main)
 
     return run
 

@@ -12,11 +12,13 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx
 
 from tests.support.events import load_event
@@ -68,6 +70,13 @@ def bookrag_serve(env: dict[str, str], deadline_s: float = 120) -> Iterator[str]
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+def run_async(main: Callable[[], Awaitable[Any]]) -> Any:
+    """Run a client coroutine in a thread of its own: an event loop run and closed in the main thread
+    leaves it without a current loop, which the rest of the session's tests (Mangum) still need."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(anyio.run, main).result()
 
 
 def as_json(result: Any) -> dict[str, Any]:
