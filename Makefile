@@ -14,7 +14,7 @@ PY312_DIR := $(shell for p in python3.12 $$HOME/.pyenv/versions/3.12*/bin/python
 	if $$p --version >/dev/null 2>&1; then dirname $$(command -v $$p 2>/dev/null || echo $$p); break; fi; done)
 export SAM_CLI_TELEMETRY = 0
 
-.PHONY: setup demo test pytest lint bench eval loadtest sam-setup sam-check clean
+.PHONY: setup demo test pytest lint bench bench-mcp eval loadtest sam-setup sam-check clean
 
 setup: $(STAMP)
 
@@ -54,6 +54,12 @@ sam-check: sam-setup
 # memory, package size (of .aws-sam/build, if `make sam-check` has run) -> benchmarks/results.json, RESULTS.md.
 bench: setup
 	$(PY) benchmarks/suite.py
+	$(PY) benchmarks/mcp_bench.py
+
+# The MCP endpoint's targets alone (warm tool call vs REST, cold start vs REST, no SDK import on health or
+# warm-up) -> benchmarks/mcp-results.json, mcp-results.md.
+bench-mcp: setup
+	$(PY) benchmarks/mcp_bench.py
 
 # Not part of `make test`: 5,000 requests from 50 clients against `bookrag serve` on 127.0.0.1 (minutes).
 loadtest: setup

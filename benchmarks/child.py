@@ -11,6 +11,9 @@ Modes:
           queries (defeating the query-embedding LRU), then M with one cached query; per-invocation
           total, embedding and search times, and RSS along the way.
   ingest  first ingest of a docs tree into an empty store, then an unchanged re-ingest.
+  mcpwarm the same tool call, interleaved, as POST /api/tools/retrieve_book_content through the retrieval
+          handler and as MCP tools/call retrieve_book_content on POST /mcp through the agent handler:
+          N varied queries each (defeating the embedding cache) and M with one cached query; per-call totals.
 
 The result is written to --out as JSON (stdout belongs to the handler: Powertools' metrics go there).
 This file is run by benchmarks/suite.py and by tests/handler/test_cold_start.py; it imports nothing
@@ -247,6 +250,51 @@ def run_ingest(args: Args) -> dict[str, Any]:
     return {"first": first.as_dict(), "second": second.as_dict(), "responses": []}
 
 
+def _mcp_body(arguments: dict[str, Any]) -> dict[str, Any]:
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
+    return {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "retrieve_book_content", "arguments": arguments, "_meta": meta}}
+
+
+def run_mcpwarm(args: Args) -> dict[str, Any]:
+    load_handler, context = lambda_tools()
+    rest_base = load_event("tool-retrieve-book-content.json")
+    mcp_base = load_event("mcp-retrieve-book-content.json")
+    retrieval = load_handler("retrieval", root=Path(args.code_root))
+    agent = load_handler("agent", root=Path(args.code_root))
+    for handler in (retrieval, agent):
+        handler.lambda_handler(load_event("scheduled-warmup.json"), context)
+
+    def timed(handler: Any, event: dict[str, Any]) -> float:
+        t0 = time.perf_counter()
+        response = handler.lambda_handler(event, context)
+        ms = (time.perf_counter() - t0) * 1000
+        raw = response["body"]
+        body = base64.b64decode(raw) if response.get("isBase64Encoded") else raw.encode()
+        if response.get("statusCode") != 200 or b'"isError":true' in body:
+            raise SystemExit(f"invocation failed: {response.get('statusCode')} {body!r:.300}")
+        return ms
+
+    queries = _queries(2 * args.n + 40)
+    for q in queries[:20]:  # first-call paths out of the figures, both ways
+        timed(retrieval, with_body(rest_base, {"query": q, "top_k": 3}))
+        timed(agent, with_body(mcp_base, _mcp_body({"query": q, "top_k": 3})))
+    rest_varied, mcp_varied, rest_cached, mcp_cached = [], [], [], []
+    for i in range(args.n):  # interleaved, so background load hits both alike; alternate who goes first
+        a, b = queries[40 + 2 * i], queries[41 + 2 * i]
+        rest_event = with_body(rest_base, {"query": a if i % 2 else b, "top_k": 3})
+        mcp_event = with_body(mcp_base, _mcp_body({"query": b if i % 2 else a, "top_k": 3}))
+        rest_varied.append(timed(retrieval, rest_event))
+        mcp_varied.append(timed(agent, mcp_event))
+    cached = "What sensors does a humanoid robot use?"
+    for _ in range(args.cached):
+        rest_cached.append(timed(retrieval, with_body(rest_base, {"query": cached, "top_k": 3})))
+        mcp_cached.append(timed(agent, with_body(mcp_base, _mcp_body({"query": cached, "top_k": 3}))))
+    return {"rest_varied_ms": _percentiles(rest_varied), "mcp_varied_ms": _percentiles(mcp_varied),
+            "rest_cached_ms": _percentiles(rest_cached), "mcp_cached_ms": _percentiles(mcp_cached),
+            "sdk_loaded": "mcp" in sys.modules, "responses": []}
+
+
 class Args:
     """Command-line options, parsed by hand: argparse alone would add ~20 ms to every cold start measured."""
 
@@ -288,7 +336,7 @@ def main() -> None:
     Path(args.out).write_text(json.dumps(result))
 
 
-MODES = {"naive": run_naive, "cold": run_cold, "warm": run_warm, "ingest": run_ingest}
+MODES = {"naive": run_naive, "cold": run_cold, "warm": run_warm, "ingest": run_ingest, "mcpwarm": run_mcpwarm}
 
 
 if __name__ == "__main__":

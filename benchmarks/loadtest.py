@@ -4,14 +4,15 @@
                                   [--out benchmarks/loadtest.json]
 
 The sample book (book/docs) is ingested into a temporary store with the local embedder, and
-`bookrag serve` is started on a free loopback port. After a sequential calibration (each question's
-top result, per route), the clients send `--requests` requests over the four retrieval routes, each
-with a query of its own (a question and a unique reference). Each response must be a 200 that echoes
-its own query (where the contract echoes it) and whose top result is the calibrated one for its
-question. A response whose top result differs is asked again, alone, after the run: if the lone
-answer differs from the concurrent one, that is cross-talk (an error); if it is the same, the
-unique reference merely moved the ranking (counted, not an error). Latency percentiles and the
-server's resident memory (after warm-up, at the end, and its peak) are written to `--out`.
+`bookrag serve` is started on a free loopback port. After a sequential calibration (each question's top
+result, per route), the clients send `--requests` requests over the four retrieval routes and MCP's
+`tools/call retrieve_book_content` on /mcp, each with a query of its own (a question and a unique
+reference). Each response must be a 200 that echoes its own query (where the contract echoes it) and
+whose top result is the calibrated one for its question. A response whose top result differs is asked
+again, alone, after the run: if the lone answer differs from the concurrent one, that is cross-talk (an
+error); if it is the same, the unique reference merely moved the ranking (counted, not an error).
+Latency percentiles and the server's resident memory (after warm-up, at the end, and its peak) are
+written to `--out`.
 
 Exit status: 0 when there was no error, 1 otherwise. Traffic goes to 127.0.0.1 only.
 """
@@ -70,25 +71,38 @@ class Route:
     path: str
     echo: str | None  # the response field that echoes the query, if the contract has one
 
+    @property
+    def kind(self) -> str:
+        """Which contract's body the response carries."""
+        return self.path
+
     def body(self, query: str) -> dict[str, Any]:
         return {"query": query}
 
+    def headers(self) -> dict[str, str]:
+        return {}
+
+    def unwrap(self, body: dict[str, Any]) -> dict[str, Any]:
+        return body
+
     def results(self, body: dict[str, Any]) -> list[str]:
         """What the response ranked, in order: enough to tell two answers apart."""
-        if self.path == "/api/retrieve":
+        body = self.unwrap(body)
+        if self.kind == "/api/retrieve":
             return [c["chunk_id"] for c in body["retrieved_chunks"]]
-        if self.path == "/api/tools/retrieve_book_content":
+        if self.kind == "/api/tools/retrieve_book_content":
             return [r["id"] for r in body["results"]]
-        if self.path == "/api/tools/perform_retrieval":
+        if self.kind == "/api/tools/perform_retrieval":
             return [f"{r['source_url']}@{r['position']}" for r in body["results"]]
         return [s["chunk_id"] for s in body["sources"]]
 
     def top_file(self, body: dict[str, Any]) -> str | None:
-        if self.path == "/api/retrieve":
+        body = self.unwrap(body)
+        if self.kind == "/api/retrieve":
             items, key = body["retrieved_chunks"], ("source_file",)
-        elif self.path == "/api/tools/retrieve_book_content":
+        elif self.kind == "/api/tools/retrieve_book_content":
             items, key = body["results"], ("metadata", "source_file")
-        elif self.path == "/api/tools/perform_retrieval":
+        elif self.kind == "/api/tools/perform_retrieval":
             items, key = body["results"], ("source_url",)
         else:
             items, key = body["sources"], ("source_file",)
@@ -100,11 +114,38 @@ class Route:
         return str(value)
 
 
-# 70% REST, 10% each tool: the mix a chat front end and an agent would send together.
+@dataclass(frozen=True)
+class McpRoute(Route):
+    """An MCP client's `tools/call retrieve_book_content` on POST /mcp (2026-07-28, stateless, JSON)."""
+
+    @property
+    def kind(self) -> str:
+        return "/api/tools/retrieve_book_content"
+
+    def body(self, query: str) -> dict[str, Any]:
+        meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {}}
+        return {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                "params": {"name": "retrieve_book_content", "arguments": {"query": query}, "_meta": meta}}
+
+    def headers(self) -> dict[str, str]:
+        return {"accept": "application/json, text/event-stream", "mcp-protocol-version": "2026-07-28",
+                "mcp-method": "tools/call", "mcp-name": "retrieve_book_content"}
+
+    def unwrap(self, body: dict[str, Any]) -> dict[str, Any]:
+        result = body["result"]
+        if result.get("isError"):
+            raise ValueError(f"tool error: {result['structuredContent']}")
+        structured: dict[str, Any] = result["structuredContent"]
+        return structured
+
+
+# 7 of 11 REST, 1 each tool, 1 the same tool over MCP: the mix a chat front end and agents would send together.
 ROUTE_MIX = [Route("/api/retrieve", "original_query")] * 7 + [
     Route("/api/tools/retrieve_book_content", None),
     Route("/api/tools/perform_retrieval", "query"),
     Route("/api/tools/retrieve_book_context", None),
+    McpRoute("/mcp", None),
 ]
 
 
@@ -176,11 +217,11 @@ def calibrate(client: httpx.Client) -> dict[tuple[str, int], str]:
     expected: dict[tuple[str, int], str] = {}
     for route in dict.fromkeys(ROUTE_MIX):
         for index, (question, file) in enumerate(QUESTIONS):
-            response = client.post(route.path, json=route.body(question))
+            response = client.post(route.path, json=route.body(question), headers=route.headers())
             response.raise_for_status()
             top = route.top_file(response.json())
             # perform_retrieval names a URL, not a file: its calibrated URL is simply recorded.
-            if top is None or (route.path != "/api/tools/perform_retrieval" and top != file):
+            if top is None or (route.kind != "/api/tools/perform_retrieval" and top != file):
                 raise SystemExit(f"calibration: {route.path} ranks {top!r} first for {question!r}, not {file}")
             expected[(route.path, index)] = top
     return expected
@@ -216,7 +257,7 @@ async def run_load(base_url: str, total: int, concurrency: int, max_seconds: flo
             route = ROUTE_MIX[index % len(ROUTE_MIX)]
             started = time.perf_counter()
             try:
-                response = await client.post(route.path, json=route.body(query))
+                response = await client.post(route.path, json=route.body(query), headers=route.headers())
             except httpx.HTTPError as exc:
                 outcome.error("transport", f"{route.path} #{index}: {type(exc).__name__}")
                 continue
@@ -256,7 +297,7 @@ def recheck(client: httpx.Client, outcome: Outcome) -> int:
     """Ask each suspect again, alone: a different answer means the concurrent one was someone else's."""
     moved = 0
     for index, route, query, concurrent in outcome.suspects:
-        alone = route.results(client.post(route.path, json=route.body(query)).json())
+        alone = route.results(client.post(route.path, json=route.body(query), headers=route.headers()).json())
         if alone != concurrent:
             outcome.error("cross-talk", f"{route.path} #{index}: concurrent {concurrent[:3]} != alone {alone[:3]}")
         else:

@@ -55,6 +55,41 @@ http answer-selection-empty POST api/answer '{"query": "Explain this", "selected
 http answer-conversation-conflict POST api/answer '{"query": "And then?", "session_id": "ses_0000000000000000000000000000000A", "history": [{"question": "What is ROS 2?"}]}'
 "$SAM" local generate-event cloudwatch scheduled-event > scheduled-warmup.json
 
+# MCP (2026-07-28, stateless streamable HTTP): one JSON-RPC request per POST /mcp, its protocol version,
+# client capabilities and client info in params._meta. sam's http-api-proxy event has no way to set
+# headers, so the headers every MCP client sends (and API Gateway forwards) are added afterwards:
+# Host (the API's domain, as requestContext.domainName), Content-Type, Accept, MCP-Protocol-Version,
+# Mcp-Method and, for a call, Mcp-Name. See events/README.md.
+mcp() {  # name method [params-json-without-_meta] [mcp-name]
+  local name=$1 method=$2 params=${3-'{}'} mcp_name=${4-}
+  local body
+  body=$(python3 -c 'import json, sys
+params = json.loads(sys.argv[2])
+params["_meta"] = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                   "io.modelcontextprotocol/clientCapabilities": {},
+                   "io.modelcontextprotocol/clientInfo": {"name": "bookrag-events", "version": "1.0"}}
+print(json.dumps({"jsonrpc": "2.0", "id": 1, "method": sys.argv[1], "params": params}))' "$method" "$params")
+  http "$name" POST mcp "$body"
+  python3 - "$name.json" "$method" "$mcp_name" <<'PY'
+import json, sys
+path, method, name = sys.argv[1:4]
+event = json.load(open(path))
+headers = {"host": event["requestContext"]["domainName"], "content-type": "application/json",
+           "accept": "application/json, text/event-stream", "mcp-protocol-version": "2026-07-28",
+           "mcp-method": method}
+if name:
+    headers["mcp-name"] = name
+event["headers"] = {**event["headers"], **headers}
+json.dump(event, open(path, "w"), indent=2)
+open(path, "a").write("\n")
+PY
+}
+mcp mcp-tools-list tools/list
+mcp mcp-resources-list resources/list
+mcp mcp-retrieve-book-content tools/call '{"name": "retrieve_book_content", "arguments": {"query": "What sensors does a humanoid robot use?", "top_k": 3}}' retrieve_book_content
+mcp mcp-retrieve-book-content-invalid tools/call '{"name": "retrieve_book_content", "arguments": {"query": "ROS 2 nodes", "top_k": 11}}' retrieve_book_content
+mcp mcp-answer-question tools/call '{"name": "answer_question", "arguments": {"query": "How do I install ROS 2 Humble?"}}' answer_question
+
 # sam has no HTTP API (payload 2.0) authorizer event: `apigateway authorizer` and `request-authorizer`
 # are REST API (payload 1.0) shapes. Build one from an http-api-proxy event plus the fields API Gateway
 # documents for a 2.0 REQUEST authorizer (version, type, routeArn, identitySource), without the body and

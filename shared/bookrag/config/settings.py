@@ -141,6 +141,11 @@ class Settings(AuthSettings):
     chunk_overlap_tokens: int = Field(32, ge=0, le=128)
     max_document_bytes: int = Field(2_000_000, ge=1_000)
 
+    # --- MCP ------------------------------------------------------------------------------------
+    # Host names /mcp answers to besides loopback and the API Gateway domain a request came in on
+    # (a custom domain, comma-separated): the DNS-rebinding check refuses any other Host header.
+    mcp_allowed_hosts: str = Field("", max_length=2000, pattern=r"^[A-Za-z0-9.:,*\[\] -]*$")
+
     # --- retrieval -----------------------------------------------------------------------------
     retrieval_mode: RetrievalMode = "hybrid"
     rrf_k: int = Field(60, ge=1, le=1000)

@@ -1,4 +1,4 @@
-"""The `bookrag` command line: ingest, retrieve, ask, eval, invoke, serve."""
+"""The `bookrag` command line: ingest, retrieve, ask, eval, invoke, serve, mcp."""
 
 from __future__ import annotations
 
@@ -157,6 +157,19 @@ def serve(
 
     # Keep-alive above common client idle timeouts (httpx: 5 s), so pooled connections are not reset.
     uvicorn.run(create_app("all"), host=host, port=port, log_level="warning", timeout_keep_alive=30)
+
+
+@app.command("mcp")
+def mcp_cmd() -> None:
+    """Serve the book's MCP tools and documents over stdio (desktop agents, IDEs) on the configured store."""
+    import os
+
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as `serve`: one query at a time needs no BLAS threads
+    import anyio
+
+    from bookrag.mcp.server import serve_stdio
+
+    anyio.run(serve_stdio)
 
 
 @app.command()

@@ -38,6 +38,12 @@ def _before_snapshot(kind: FunctionKind) -> None:
 
     try:
         warm(kind)
+        if kind == "agent":
+            # This function serves /mcp: the snapshot holds the MCP SDK, so a restored container's first
+            # MCP request imports nothing. (A scheduled warm-up does not load it; health never does.)
+            from bookrag.mcp.asgi import prepare
+
+            prepare()
     except Exception as exc:  # a warm-up failure must not fail the deployment: the snapshot is just colder
         logger.warning("before-snapshot warm-up failed", extra={"error_class": type(exc).__name__})
 

@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 from bookrag.adapters.sessions import encode_turns
 from bookrag.contracts.agent import AnswerRequest, Response
-from bookrag.contracts.envelope import CODE_MESSAGES
+from bookrag.contracts.validation import invalid_input
 from bookrag.domain.conversation import Conversation, Selection, Session, Turn
 from bookrag.domain.query import CONVERSATION
 from bookrag.errors import InvalidInputError, SessionNotFoundError
@@ -39,13 +39,7 @@ def parse_request(**fields: Any) -> AnswerRequest:
     try:
         return AnswerRequest.model_validate({k: v for k, v in fields.items() if v is not None})
     except ValidationError as exc:
-        for item in exc.errors():
-            field = str(item["loc"][0]) if item.get("loc") else None
-            if field in AnswerRequest.error_codes:
-                missing, long = AnswerRequest.error_codes[field]
-                code = long if item.get("type") in ("string_too_long", "too_long") else missing
-                raise InvalidInputError(CODE_MESSAGES[code], code=code, field=field) from None
-        raise InvalidInputError(CODE_MESSAGES["INVALID_REQUEST"], code="INVALID_REQUEST") from None
+        raise invalid_input(AnswerRequest.error_codes, exc.errors()) from None
 
 
 def bounded(turns: Sequence[Turn]) -> tuple[Turn, ...]:

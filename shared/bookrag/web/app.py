@@ -49,6 +49,17 @@ def create_app(kind: AppKind = "all") -> FastAPI:
         from bookrag.web.routes.agent import router as agent_router
 
         app.include_router(agent_router)
+        _mount_mcp(app, "all")
     return app
+
+
+def _mount_mcp(app: FastAPI, tool_set: Literal["retrieval", "all"]) -> None:
+    """/mcp (stateless streamable HTTP, POST only), inside the app's middleware: the same keys, rate
+    limits and body limit as every route. Served where answer_question can run (the agent function)."""
+    from starlette.routing import Route
+
+    from bookrag.mcp.asgi import McpEndpoint
+
+    app.router.routes.append(Route("/mcp", McpEndpoint(tool_set), methods=["POST"], include_in_schema=False))
 
 

@@ -8,7 +8,6 @@ status; anything else is a generic 500 whose cause is logged, never returned.
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -17,7 +16,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from bookrag import errors
 from bookrag.contracts.base import FieldCodes
-from bookrag.contracts.envelope import CODE_MESSAGES, error_body, error_headers, interface_of
+from bookrag.contracts.envelope import error_body, error_headers, interface_of
+from bookrag.contracts.validation import invalid_input, model_codes
 
 logger = logging.getLogger("bookrag.web")
 _HTTP_CODES = {404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED", 413: "PAYLOAD_TOO_LARGE"}
@@ -32,34 +32,11 @@ def _field_codes(request: Request) -> FieldCodes:
     """The `error_codes` of the request model of the route that matched."""
     route = request.scope.get("route")
     params = getattr(getattr(route, "dependant", None), "body_params", None) or []
-    model: Any = params[0].field_info.annotation if params else None
-    return getattr(model, "error_codes", {}) if isinstance(model, type) else {}
-
-
-# Pydantic error types that mean "the value has the wrong JSON type" (not: out of range, too long).
-_WRONG_TYPE = {"string_type", "string_unicode", "int_type", "int_from_float", "float_type", "bool_type"}
+    return model_codes(params[0].field_info.annotation if params else None)
 
 
 def _validation_error(request: Request, exc: RequestValidationError) -> errors.InvalidInputError:
-    codes = _field_codes(request)
-    problems = exc.errors()
-    for item in problems:
-        loc = [str(p) for p in item.get("loc", ()) if p != "body"]
-        field = loc[0] if loc else None
-        if field is None or field not in codes:
-            continue
-        field_codes = codes[field]
-        kind = item.get("type")
-        if kind in ("string_too_long", "too_long"):
-            code = field_codes.too_long
-        elif kind in _WRONG_TYPE and field_codes.wrong_type:
-            code = field_codes.wrong_type
-        else:
-            code = field_codes.invalid
-        return errors.InvalidInputError(CODE_MESSAGES[code], code=code, field=field)
-    loc = [str(p) for p in (problems[0].get("loc", ()) if problems else ()) if p != "body"]
-    return errors.InvalidInputError(CODE_MESSAGES["INVALID_REQUEST"], code="INVALID_REQUEST",
-                                    field=loc[0] if loc else None)
+    return invalid_input(_field_codes(request), exc.errors())
 
 
 def install(app: FastAPI) -> None:

@@ -1,0 +1,255 @@
+"""The book's MCP server: the contracts' tools and the book's documents, on the official SDK's low-level `Server`.
+
+Tools are the REST routes' operations under the contracts' names; each input schema is the JSON schema of
+the request model its REST route validates with (names, limits, defaults), and arguments are validated by
+that model, so a bad argument gets the REST route's contract code. Results are the REST responses' bodies
+(dumped through the same response models) as structured content, plus the same JSON as text for clients
+that read only text. A failure is a tool error (`isError`) whose content is the contract's envelope
+(`contracts.envelope`): code and message, never exception text or a stack trace.
+
+Resources are read-only: `book://toc` (the table of contents, JSON) and `book://docs/<route>` for each
+document (Markdown rebuilt from its chunks).
+
+The same `Server` serves stdio (`bookrag mcp`) and, per request, the stateless HTTP endpoint (`mcp.asgi`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Literal
+
+import anyio.to_thread
+import mcp_types as types
+from mcp.server.lowlevel import Server
+from mcp.shared.exceptions import MCPError
+from pydantic import BaseModel, ValidationError
+
+from bookrag import __version__, errors
+from bookrag.contracts.agent import AnswerRequest, Response
+from bookrag.contracts.envelope import Envelope, error_body
+from bookrag.contracts.tools import (
+    TOOL_DEFINITIONS,
+    BookContentRequest,
+    BookContentResponse,
+    BookContextRequest,
+    BookContextResponse,
+    PerformRetrievalRequest,
+    PerformRetrievalResponse,
+)
+from bookrag.contracts.validation import invalid_input, model_codes
+
+logger = logging.getLogger("bookrag.mcp")
+
+ToolSet = Literal["retrieval", "all"]
+TOC_URI = "book://toc"
+DOC_PREFIX = "book://docs"
+# The book's content, read-only: no tool writes, any call may be repeated.
+_READ_ONLY = types.ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
+                                   open_world_hint=False)
+_DESCRIPTIONS = {d["name"]: str(d["description"]) for d in TOOL_DEFINITIONS}
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    name: str
+    title: str
+    description: str
+    request: type[BaseModel]
+    response: type[BaseModel]
+    envelope: Envelope
+    run: Callable[[Any], BaseModel | dict[str, Any]]
+    exclude_none: bool = False
+
+    def definition(self) -> types.Tool:
+        return types.Tool(name=self.name, title=self.title, description=self.description,
+                          input_schema=self.request.model_json_schema(),
+                          output_schema=self.response.model_json_schema(mode="serialization"),
+                          annotations=_READ_ONLY)
+
+
+# --- the operations, as the REST routes call them ---------------------------------------------------
+
+
+def _retrieve_book_content(body: BookContentRequest) -> dict[str, Any]:
+    from bookrag.domain.models import Filters
+    from bookrag.services import operations
+    from bookrag.services.container import current
+
+    return operations.retrieve_book_content(current().retriever, body.query, int(body.top_k), body.min_score,
+                                            Filters(body.module_name, body.source_file))
+
+
+def _perform_retrieval(body: PerformRetrievalRequest) -> dict[str, Any]:
+    from bookrag.domain.models import Filters
+    from bookrag.services import operations
+    from bookrag.services.container import current
+
+    return operations.perform_retrieval(current().retriever, body.query, body.top_k,
+                                        Filters(body.module_name, body.source_file))
+
+
+def _retrieve_book_context(body: BookContextRequest) -> dict[str, Any]:
+    from bookrag.answering.context import book_context, source_summary
+    from bookrag.services.container import current
+
+    context, hits = book_context(current().retriever, body.query)
+    return {"context": context, "sources": [source_summary(h) for h in hits]}
+
+
+def _answer_question(body: AnswerRequest) -> Response:
+    from bookrag.observability import record_refusal
+    from bookrag.services.container import current
+
+    response = current().agent.run(body.query)
+    record_refusal(response.is_refusal)
+    return response
+
+
+_RETRIEVAL_TOOLS = (
+    ToolSpec("retrieve_book_content", "Retrieve book content", _DESCRIPTIONS["retrieve_book_content"],
+             BookContentRequest, BookContentResponse, "rest", _retrieve_book_content, exclude_none=True),
+    ToolSpec("perform_retrieval", "Search the book", _DESCRIPTIONS["perform_retrieval"],
+             PerformRetrievalRequest, PerformRetrievalResponse, "rest", _perform_retrieval),
+    ToolSpec("retrieve_book_context", "Book context for a question", _DESCRIPTIONS["retrieve_book_context"],
+             BookContextRequest, BookContextResponse, "rest", _retrieve_book_context),
+)
+_ANSWER_TOOL = ToolSpec(
+    "answer_question", "Answer from the book",
+    "Answer a question from the book only, citing its sections ([n] markers number `sources`); or refuse "
+    "(is_refusal) with the nearest sections when the book does not answer it.",
+    AnswerRequest, Response, "agent", _answer_question)
+
+
+def tool_specs(tool_set: ToolSet) -> tuple[ToolSpec, ...]:
+    return _RETRIEVAL_TOOLS + ((_ANSWER_TOOL,) if tool_set == "all" else ())
+
+
+# --- tool calls -----------------------------------------------------------------------------------
+
+
+def _as_text(data: Any) -> list[types.ContentBlock]:
+    return [types.TextContent(type="text", text=json.dumps(data, ensure_ascii=False))]
+
+
+def tool_error(exc: errors.BookRAGError, envelope: Envelope) -> types.CallToolResult:
+    body = error_body(exc, envelope)
+    return types.CallToolResult(content=_as_text(body), structured_content=body, is_error=True)
+
+
+def call_tool_sync(spec: ToolSpec, arguments: dict[str, Any]) -> types.CallToolResult:
+    """Validate with the request model, run the operation, shape the result; every failure a tool error."""
+    try:
+        try:
+            body = spec.request.model_validate(arguments)
+        except ValidationError as exc:
+            raise invalid_input(model_codes(spec.request), exc.errors()) from None
+        result = spec.run(body)
+        model = result if isinstance(result, BaseModel) else spec.response.model_validate(result)
+        data = model.model_dump(mode="json", exclude_none=spec.exclude_none)
+    except errors.BookRAGError as exc:
+        if exc.http_status >= 500:
+            logger.warning("tool failed", extra={"tool": spec.name, "code": exc.code})
+        return tool_error(exc, spec.envelope)
+    except Exception as exc:  # the cause is logged by class only; the caller gets the generic envelope
+        logger.error("tool crashed", extra={"tool": spec.name, "error_class": type(exc).__name__})
+        return tool_error(errors.BookRAGError(), spec.envelope)
+    return types.CallToolResult(content=_as_text(data), structured_content=data)
+
+
+# --- resources ------------------------------------------------------------------------------------
+
+
+def _toc() -> list[Any]:
+    from bookrag.services.book import table_of_contents
+    from bookrag.services.container import current
+
+    container = current()
+    return table_of_contents(container.store, container.settings.book_base_url)
+
+
+def list_resources_sync() -> list[types.Resource]:
+    toc = types.Resource(uri=TOC_URI, name="toc", title="Table of contents", mime_type="application/json",
+                         description="Every document of the book in reading order, with its route and sections")
+    docs = [types.Resource(uri=f"{DOC_PREFIX}{e.route}", name=e.route, title=e.title, mime_type="text/markdown",
+                           description=f"{e.module_name}: {e.title}" if e.module_name else e.title)
+            for e in _toc()]
+    return [toc, *docs]
+
+
+def read_resource_sync(uri: str) -> types.TextResourceContents:
+    from bookrag.services.book import document_text
+    from bookrag.services.container import current
+
+    if uri == TOC_URI:
+        text = json.dumps({"documents": [e.as_dict() for e in _toc()]}, ensure_ascii=False)
+        return types.TextResourceContents(uri=uri, text=text, mime_type="application/json")
+    if uri.startswith(DOC_PREFIX + "/"):
+        route = uri[len(DOC_PREFIX):]
+        entry = next((e for e in _toc() if e.route == route), None)
+        if entry is not None:
+            return types.TextResourceContents(uri=uri, text=document_text(current().store, entry),
+                                              mime_type="text/markdown")
+    raise MCPError(types.INVALID_PARAMS, "Resource not found", data={"uri": uri[:300]})
+
+
+# --- the server -----------------------------------------------------------------------------------
+
+
+def _resource_error(exc: errors.BookRAGError) -> MCPError:
+    body = error_body(exc)
+    return MCPError(types.INTERNAL_ERROR if exc.http_status >= 500 else types.INVALID_PARAMS, body["error"],
+                    data=body)
+
+
+@lru_cache(maxsize=2)
+def build_server(tool_set: ToolSet = "all") -> Server[Any]:
+    """The MCP server with `tool_set`'s tools, built once per process (it holds no client or state)."""
+    specs = {spec.name: spec for spec in tool_specs(tool_set)}
+    definitions = [spec.definition() for spec in specs.values()]
+    # Looked up on every HTTP tools/call (the SDK checks Mcp-Param headers against it): built once here.
+    input_schemas = {d.name: d.input_schema for d in definitions}
+
+    async def on_list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=definitions)
+
+    async def on_call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        spec = specs.get(params.name)
+        if spec is None:
+            raise MCPError(types.INVALID_PARAMS, "Unknown tool", data={"tools": sorted(specs)})
+        # The operations block (embedding, the store, the answerer): a worker thread, as FastAPI runs them.
+        return await anyio.to_thread.run_sync(call_tool_sync, spec, dict(params.arguments or {}))
+
+    async def on_list_resources(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
+        try:
+            return types.ListResourcesResult(resources=await anyio.to_thread.run_sync(list_resources_sync))
+        except errors.BookRAGError as exc:
+            raise _resource_error(exc) from None
+
+    async def on_read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+        try:
+            contents = await anyio.to_thread.run_sync(read_resource_sync, str(params.uri))
+        except errors.BookRAGError as exc:
+            raise _resource_error(exc) from None
+        return types.ReadResourceResult(contents=[contents])
+
+    server: Server[Any] = Server(
+        "bookrag", version=__version__, title="bookrag",
+        instructions="Answers questions about the book, and only from the book. Search it with the retrieval "
+                     "tools, read its documents as resources, or ask answer_question for a cited answer.",
+        get_tool_input_schema=input_schemas.get,
+        on_list_tools=on_list_tools, on_call_tool=on_call_tool,
+        on_list_resources=on_list_resources, on_read_resource=on_read_resource)
+    return server
+
+
+async def serve_stdio(tool_set: ToolSet = "all") -> None:
+    """Serve over this process's stdin and stdout until the client closes them."""
+    from mcp.server.stdio import stdio_server
+
+    server = build_server(tool_set)
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())

@@ -1,0 +1,90 @@
+"""The book as documents: its table of contents and each document's text, read back from the store.
+
+The store holds chunks, not files (on Lambda there are no files), so a document is rebuilt from its
+chunks in order, with the prose overlap that consecutive chunks share written once. A document is
+named by its Docusaurus route, the path of its `source_url` below BOOK_BASE_URL.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from bookrag.adapters.qdrant.store import VectorStore
+from bookrag.domain.models import PAYLOAD_FIELDS, ChunkPayload
+
+_TOC_FIELDS = ("source_file", "source_url", "doc_title", "module_name", "page_number", "total_chunks",
+               "chunk_index", "section_heading")
+_MIN_OVERLAP = 20  # shorter shared text is a coincidence, not the packer's overlap
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentEntry:
+    route: str
+    title: str
+    module_name: str
+    source_file: str
+    url: str
+    page_number: int
+    sections: tuple[str, ...]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"route": self.route, "title": self.title, "module_name": self.module_name,
+                "source_file": self.source_file, "url": self.url, "page_number": self.page_number,
+                "sections": list(self.sections)}
+
+
+def route_of(source_url: str, base_url: str) -> str:
+    """`BOOK_BASE_URL/module-1/nodes#anchor` -> `/module-1/nodes` (the URL's path if the base differs)."""
+    page = source_url.split("#", 1)[0]
+    base = base_url.rstrip("/")
+    path = page[len(base):] if base and page.startswith(base) else urlsplit(page).path
+    return "/" + path.strip("/")
+
+
+def table_of_contents(store: VectorStore, base_url: str) -> list[DocumentEntry]:
+    """Every document in reading order (sidebar page number, then file), with its sections in order."""
+    rows: dict[str, list[dict[str, Any]]] = {}
+    for payload in store.scroll_payloads(_TOC_FIELDS):
+        rows.setdefault(str(payload.get("source_file") or ""), []).append(payload)
+    entries = []
+    for source_file, chunks in rows.items():
+        chunks.sort(key=lambda p: int(p.get("chunk_index") or 0))
+        first = chunks[0]
+        sections = tuple(dict.fromkeys(str(p.get("section_heading") or "") for p in chunks if p.get("section_heading")))
+        url = str(first.get("source_url") or "").split("#", 1)[0]
+        entries.append(DocumentEntry(route=route_of(url, base_url), title=str(first.get("doc_title") or source_file),
+                                     module_name=str(first.get("module_name") or ""), source_file=source_file,
+                                     url=url, page_number=int(first.get("page_number") or 0), sections=sections))
+    return sorted(entries, key=lambda e: (e.page_number, e.source_file))
+
+
+def document_text(store: VectorStore, entry: DocumentEntry) -> str:
+    """The document as Markdown: its title, its URL, then its chunks in order, section headings restored."""
+    from qdrant_client import models as qm
+
+    flt = qm.Filter(must=[qm.FieldCondition(key="source_file", match=qm.MatchValue(value=entry.source_file))])
+    chunks = sorted((ChunkPayload.from_dict(p) for p in store.scroll_payloads(PAYLOAD_FIELDS, flt)),
+                    key=lambda c: c.chunk_index)
+    parts = [f"# {entry.title}", f"Source: {entry.url}"]
+    section, previous = None, ""
+    for chunk in chunks:
+        text = chunk.content_text
+        if chunk.section_heading != section:
+            section, previous = chunk.section_heading, ""
+            if section and section != entry.title:
+                parts.append(f"## {section}")
+        shared = _overlap(previous, text)
+        if text[shared:].strip():
+            parts.append(text[shared:].strip())
+        previous = text
+    return "\n\n".join(parts) + "\n"
+
+
+def _overlap(previous: str, text: str) -> int:
+    """Length of the longest start of `text` that ends `previous` (the packer's carried-over prose)."""
+    for k in range(min(len(previous), len(text)), _MIN_OVERLAP - 1, -1):
+        if previous.endswith(text[:k]):
+            return k
+    return 0
