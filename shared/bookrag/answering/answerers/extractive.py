@@ -246,6 +246,8 @@ class ExtractiveAnswerer:
                 key = " ".join(text.lower().split())
                 if (unit.text.endswith(":") and not unit.items) or key in seen:
                     continue  # a lead-in whose list fell into the next chunk; a repeat from chunk overlap
+                if unit.start <= 1 and unit.text[:1].islower():
+                    continue  # the tail of a sentence cut at the chunk's start ("goals. Under the hood ...")
                 if unit.kind == "item" and len(unit.text.split()) < _MIN_ITEM_WORDS:
                     continue  # "Isaac ROS Visual SLAM." informs only as part of its list
                 seen.add(key)
@@ -270,8 +272,10 @@ class ExtractiveAnswerer:
             if shape.wants_list and cand.unit.items:
                 value += _LIST_BONUS
             overlap0 = len(wanted[0] & terms) / len(wanted[0]) if wanted[0] else 0.0
+            # A part's statement is judged like the whole question's: with its chunk's retrieval score.
+            parts = tuple(v + _CHUNK_WEIGHT * cand.hit.score for v in values[1:])
             scored.append(Scored(cand.hit, cand.unit, cand.text, value, max(0.0, float(cosines[0, i])), overlap0,
-                                 cand.spans, terms, tuple(values[1:])))
+                                 cand.spans, terms, parts))
         scored.sort(key=lambda s: s.score, reverse=True)
         return scored
 
@@ -327,7 +331,9 @@ class ExtractiveAnswerer:
         floor = max(cal.min_keep, cal.keep_ratio * best.score)
         sections = {_section(c) for c in chosen}
         top_score = scored[0].score
-        has_list = any(c.unit.items for c in chosen)
+        # A list and its definition are the whole answer to a list question; elsewhere a lead-in with
+        # its items is one statement among others.
+        has_list = shape.wants_list and any(c.unit.items for c in chosen)
         for candidate in scored:
             if candidate in chosen:
                 continue
