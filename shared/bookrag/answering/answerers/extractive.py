@@ -54,7 +54,7 @@ higher than MiniLM's, so the bars are raised by 0.1): recalibrate when a Cohere 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -93,6 +93,7 @@ _YEAR_LIKE = re.compile(r"\d+'?s?")
 _MAX_LIST_CHARS = 700
 _MIN_ITEM_WORDS = 5
 _MAX_TERM_LOOKUPS = 8
+_MAX_CONTINUED_CHARS = 400  # the lead statement and the sentence that continues it
 _CHUNK_WEIGHT = 0.5  # times the chunk's retrieval cosine, added to each of its units' scores
 _HEADING_BONUS = 0.15  # share of the question's words in the unit's section heading, weighted
 _LIST_BONUS = 0.05  # a lead-in with its list, for a question that asks for a list
@@ -100,6 +101,7 @@ _LIST_RATIO = 0.75  # a list in the best unit's section joins it if it scores th
 _MAX_WITH_LIST = 2  # a list and its definition are enough
 _OTHER_SECTION_RATIO = 0.9  # another section's unit needs this share of the best score (focus)
 _SECOND_WEIGHT = 0.5  # a section's second-best unit, in the section's score
+_INTRO_RATIO = 0.75  # a titled section of the page joins the page's introduction from this share of its score
 _TWO_PART = (
     re.compile(r"\bdifferences?\s+between\s+(.+?)\s+and\s+(.+?)(?:\?|$|,|\s+(?:in|when|for)\s)", re.IGNORECASE),
     re.compile(r"\bcompar\w*\s+(.+?)\s+(?:and|with|to)\s+(.+?)(?:\?|$|,)", re.IGNORECASE),
@@ -141,6 +143,8 @@ class Scored:
     spans: tuple[tuple[int, int], ...] = ()  # raw spans of `hit.text` that `text` reads
     terms: frozenset[str] | set[str] = frozenset()  # stems of the unit and its headings
     part_scores: tuple[float, ...] = ()  # the same score against each part of a multi-part question
+    section_terms: frozenset[str] = frozenset()  # stems of its own section heading (not the page title)
+    follow: Unit | None = None  # the next sentence of the same paragraph
 
 
 def named_terms(question: str) -> list[str]:
@@ -236,7 +240,9 @@ class ExtractiveAnswerer:
             title = hit.payload.doc_title
             section_terms = set(tokenize(" ".join(h for h in [hit.section_heading, *path[1:]] if h != title)))
             previous: Unit | None = None
-            for unit in extract_units(hit.text, headings):
+            extracted = extract_units(hit.text, headings)
+            for at, unit in enumerate(extracted):
+                follow = _follow(hit.text, unit, extracted[at + 1] if at + 1 < len(extracted) else None)
                 text = _quoted(unit)
                 spans = [(unit.start, unit.end)]
                 if unit.kind == "sentence" and previous is not None and _ANAPHOR.match(unit.text):
@@ -251,7 +257,7 @@ class ExtractiveAnswerer:
                 if unit.kind == "item" and len(unit.text.split()) < _MIN_ITEM_WORDS:
                     continue  # "Isaac ROS Visual SLAM." informs only as part of its list
                 seen.add(key)
-                units.append(_Candidate(hit, unit, text, tuple(spans), heading_terms, section_terms))
+                units.append(_Candidate(hit, unit, text, tuple(spans), heading_terms, section_terms, follow))
         if not units:
             return []
         shape = QuestionShape.of(question)
@@ -275,7 +281,7 @@ class ExtractiveAnswerer:
             # A part's statement is judged like the whole question's: with its chunk's retrieval score.
             parts = tuple(v + _CHUNK_WEIGHT * cand.hit.score for v in values[1:])
             scored.append(Scored(cand.hit, cand.unit, cand.text, value, max(0.0, float(cosines[0, i])), overlap0,
-                                 cand.spans, terms, parts))
+                                 cand.spans, terms, parts, frozenset(cand.section_terms), cand.follow))
         scored.sort(key=lambda s: s.score, reverse=True)
         return scored
 
@@ -323,6 +329,17 @@ class ExtractiveAnswerer:
                      and _section(s) == _section(best)]
             if lists:
                 add(lists[0])
+        # A page's introduction (no heading of its own below the title) names the page's topics; the
+        # page's sections whose own headings name what the question asks about say more: their best
+        # statements join it.
+        if not best.section_terms:
+            asked = set(tokenize(question))
+            titled: set[tuple[str, str]] = set()
+            for s in scored:
+                if (s.hit.source_file == best.hit.source_file and s.section_terms & asked
+                        and s.score >= max(cal.min_best, _INTRO_RATIO * best.score) and _section(s) not in titled):
+                    titled.add(_section(s))
+                    add(s)
         # Each part of "the difference between A and B" gets its own best statement.
         for k in range(len(shape.parts)):
             best_for_part = max(scored, key=lambda s: s.part_scores[k] if len(s.part_scores) > k else 0.0)
@@ -344,6 +361,7 @@ class ExtractiveAnswerer:
             if _section(candidate) not in sections and candidate.score < _OTHER_SECTION_RATIO * top_score:
                 continue  # off the focus: another section's statement that merely scores well enough
             add(candidate)
+        chosen[0] = _continued(best, chosen)
         return chosen
 
     def compose(self, chosen: list[Scored], hits: list[SearchHit]) -> Draft:
@@ -395,6 +413,32 @@ class _Candidate:
     spans: tuple[tuple[int, int], ...]
     heading_terms: set[str]
     section_terms: set[str]
+    follow: Unit | None = None
+
+
+def _follow(text: str, unit: Unit, nxt: Unit | None) -> Unit | None:
+    """`nxt` when it is the sentence after `unit` in the same paragraph."""
+    if nxt is None or unit.kind != "sentence" or unit.items or nxt.kind != "sentence" or nxt.items:
+        return None
+    return None if "\n\n" in text[unit.end:nxt.start] else nxt
+
+
+def _continued(best: Scored, chosen: list[Scored]) -> Scored:
+    """The lead statement with the sentence after it when that sentence names what its section is
+    about and the answer does not yet: "Writing them out by hand duplicates hundreds of lines." is
+    the problem; the next sentence, "Xacro (XML macros) adds ... macros", under the heading "Xacro:
+    macros for URDF", is the answer."""
+    nxt = best.follow
+    if nxt is None or len(best.text) + len(nxt.text) > _MAX_CONTINUED_CHARS:
+        return best
+    said = {t for c in chosen for t in tokenize(c.text)}
+    if not (set(tokenize(nxt.text)) & best.section_terms) - said:
+        return best
+    if any(nxt.start <= a and b <= nxt.end for c in chosen if c.hit.chunk_id == best.hit.chunk_id
+           for a, b in c.spans):
+        return best  # already quoted
+    return replace(best, text=f"{best.text} {nxt.text}", spans=(*best.spans, (nxt.start, nxt.end)),
+                   terms=set(best.terms) | set(tokenize(nxt.text)))
 
 
 def _section(s: Scored) -> tuple[str, str]:
