@@ -4,7 +4,9 @@ How it decides (deterministic, no network beyond the configured embedder and sto
 
 1. Every retrieved chunk is split into units (`answerers.sentences`): prose sentences, list items,
    table rows read as sentences; a sentence ending in ':' carries the list, rows or short command
-   block it introduces. Each unit knows its raw span in the chunk's `content_text`.
+   block it introduces; so does a run of definition lines ("**Term**: ..."), and a list directly
+   under its heading takes the heading as its lead-in. A chunk's cut-off first fragment (lower-case
+   start at offset 0) is dropped. Each unit knows its raw span in the chunk's `content_text`.
 2. The question's shape (`QuestionShape`): does it ask for a list ("what parts / which layers make
    up / what are the four ..."), and which parts must a complete answer cover ("the difference
    between A and B", "compare A with B", "A vs B", "What is X, and what Y?", two questions).
@@ -15,7 +17,7 @@ How it decides (deterministic, no network beyond the configured embedder and sto
    question's stemmed content words (`bookrag.text.bm25.tokenize`) found in the unit or its headings,
    `heading` the share found in its own section heading, and `chunk_cosine` the retrieval's score
    for the unit's chunk (the right section is usually ranked first). Each part of a multi-part
-   question is scored the same way on its own.
+   question is scored the same way on its own (its chunk's retrieval score included).
 4. It refuses (`weak_evidence`) when the question is about something the book never mentions:
    its words are looked up in the retrieved chunks, then (at most 8 lookups, within the request's
    deadline) in the book's sparse index, which holds every stemmed term of the book. Off-book if
@@ -27,23 +29,30 @@ How it decides (deterministic, no network beyond the configured embedder and sto
    already includes the chunk's retrieval score and heading match), is below `min_best`.
 6. Otherwise it leads with the section that answers best as a whole (its best unit plus half its
    second best), takes that section's best unit, the list in that section when a list is asked
-   for (a list and its definition are the whole answer), the best unit for each part of a
+   for (a list and its definition are the whole answer to a list question), when the lead is a
+   page's introduction the best unit of each section of that page whose own heading shares the
+   question's words (at `_INTRO_RATIO` of the lead), the best unit for each part of a
    multi-part question, then close runners-up (>= `min_keep` and `keep_ratio` of the best) from the
    sections already chosen, or from another section only at 90 % of the best score; near-duplicates
-   are skipped, at most 4 units. The answer lists the lead section first, then the others, each in
-   the book's order, with the citation marker of its chunk after every unit, and `Draft.spans`
-   carrying each unit's raw span for the span citations (`answerers.spans`).
+   are skipped, at most 4 units. The lead unit keeps the next sentence of its paragraph when that
+   sentence names its section's subject (a word of the section's own heading the answer lacks:
+   "... duplicates hundreds of lines." + "Xacro (XML macros) adds ..."). The answer lists the lead
+   section first, then the others, each in the book's order, with the citation marker of its chunk
+   after every unit, and `Draft.spans` carrying each unit's raw span for the span citations
+   (`answerers.spans`).
 
 Calibration for the local embedder (all-MiniLM-L6-v2, 200-token chunks, hybrid retrieval, agent
 threshold 0.32); w = 0.6, min_keep = 0.30, keep_ratio = 0.7 as before, min_best re-measured on the
-new score (benchmarks/answers.md): answerable questions' best unit scores from 0.47 (sample book;
-"My arm's joint speeds explode ...", refused) and 0.54 (the QoS question that used to be refused)
-up; on textbook-2 from 0.67. Unanswerable questions that pass the unknown-term check score up to
-0.51 (textbook-2: "How do I customise the behavior tree that Nav2 uses for its recovery
-behaviours?"); every other unanswerable question of the three sets is refused earlier (nothing
-above the retrieval threshold, or an unknown named term). min_best = 0.52 sits between 0.51 and
-0.54: the margins are thin on both sides, and the one answerable question below it is the cost of
-keeping textbook-2's unanswerable questions at 9/9.
+new score (benchmarks/answers.md), re-measured in round 2 on all four sets: answerable questions'
+best unit scores from 0.468 (sample book; "My arm's joint speeds explode ...", refused) and 0.542
+(the QoS question that used to be refused) up; on textbook-2 and its answer set from 0.62.
+Unanswerable questions that pass the unknown-term check score up to 0.505 (textbook-2: "How do I
+customise the behavior tree that Nav2 uses for its recovery behaviours?"); every other unanswerable
+question of the four sets is refused earlier (nothing above the retrieval threshold, or an unknown
+named term). min_best = 0.52 sits between 0.505 and 0.542: the margins are thin on both sides, and
+the one answerable question below it is the cost of keeping textbook-2's unanswerable questions at
+9/9. A section-level evidence score (the lead section's best unit plus half its second best) does
+not separate them either: 0.695 for the refused answerable question, 0.696 for the Nav2 one.
 
 With a remote embedder (Cohere) sentences are not embedded: its document calls follow the ingest
 retry policy, whose waits do not fit in a request. Each unit then takes its chunk's cosine, and
