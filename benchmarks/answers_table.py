@@ -1,4 +1,7 @@
-"""Render benchmarks/answers.md tables from benchmarks/answers/{before,after}-<set>.json (bookrag eval --answers)."""
+"""Render benchmarks/answers.md tables from benchmarks/answers/{before,after,after2}-<set>.json.
+
+`bookrag eval --answers` writes them; `after2` is the second round ("after, round 2"); a missing stage is left out.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +11,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent / "answers"
 SETS = ("sample-book", "agent-sample-book", "textbook-2", "textbook-2-answers")
+STAGES = {"before": "before", "after": "after", "after2": "after, round 2"}
 
 
 def pct(value: float | None) -> str:
@@ -21,8 +25,8 @@ def num(value: float | None) -> str:
 def main() -> int:
     lines: list[str] = []
     for name in SETS:
-        runs = {stage: HERE / f"{stage}-{name}.json" for stage in ("before", "after")}
-        if not all(p.exists() for p in runs.values()):
+        runs = {stage: HERE / f"{stage}-{name}.json" for stage in STAGES if (HERE / f"{stage}-{name}.json").exists()}
+        if not runs:
             continue
         data = {stage: json.loads(p.read_text())["answers"]["summary"] for stage, p in runs.items()}
         lines += [f"### {name}", "",
@@ -30,11 +34,11 @@ def main() -> int:
                   "| cited ∈ retrieved |",
                   "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
         for kind in ("answerable", "factual", "multi", "unanswerable"):
-            for stage in ("before", "after"):
+            for stage in runs:
                 row = data[stage].get(kind)
                 if not row or not row.get("n"):
                     continue
-                lines.append(f"| {kind} | {row['n']} | {stage} | {pct(row['answered'])} "
+                lines.append(f"| {kind} | {row['n']} | {STAGES[stage]} | {pct(row['answered'])} "
                              f"| {pct(row.get('with_keyword'))} "
                              f"| {num(row.get('keyword_recall'))} | {pct(row['refused'])} "
                              f"| {pct(row['citation_precision'])} | {pct(row['citations_retrieved'])} |")

@@ -106,3 +106,23 @@ def test_demo_never_prints_a_row_twice(book_env: Any) -> None:
     for block in out.getvalue().split("\nQ: "):
         rows = [line for line in block.splitlines() if line.startswith(("  [", "   ["))]
         assert len(rows) == len(set(rows)), block
+
+
+def test_answer_continues_into_the_sentence_that_names_the_section(book_env: Any) -> None:
+    # The question's words match the problem ("Writing them out by hand duplicates hundreds of
+    # lines."); the next sentence, under the heading "Xacro: macros for URDF", is the answer.
+    response = ask("How can I avoid writing the left and right legs of my robot description twice?")
+
+    assert not response.is_refusal
+    assert "Xacro (XML macros) adds" in response.answer
+    quoted = [q.text for s in response.sources for q in s.quotes]
+    assert any("**Xacro** (XML macros)" in q for q in quoted)
+
+
+def test_page_introduction_brings_the_section_the_question_names(book_env: Any) -> None:
+    # The page's introduction ("ROS 2 provides services and actions ...") scores best; the section
+    # "Actions: long-running goals with feedback" says what an action does.
+    response = ask("When should I use a ROS 2 action instead of a service?")
+
+    assert not response.is_refusal
+    assert "an action is built from three services (send goal, cancel goal, get result)" in response.answer

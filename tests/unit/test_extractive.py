@@ -171,3 +171,40 @@ def test_run_within_returns_raises_or_gives_up() -> None:
         released.set()
     with pytest.raises(TimeoutError):
         run_within(lambda: 1, 0.0)
+
+
+DEFINITIONS = """Sources of Reality Gap
+
+Modeling Inaccuracies
+
+- **Mass and inertia**: Differences in estimated vs actual robot parameters
+- **Friction and damping**: Simplified friction models vs complex real behavior
+
+Isaac Sim can generate various types of synthetic data:
+
+**Depth Maps**: Accurate depth information for each pixel.
+
+**Bounding Boxes**: 2D and 3D bounding box
+annotations.
+"""
+
+
+def test_definition_lines_are_the_list_their_lead_in_introduces() -> None:
+    units = extract_units(DEFINITIONS, {"Sources of Reality Gap"})
+
+    lead_in = next(u for u in units if u.text.startswith("Isaac Sim can generate"))
+    assert lead_in.items == ("Depth Maps: Accurate depth information for each pixel.",
+                             "Bounding Boxes: 2D and 3D bounding box annotations.")
+    assert DEFINITIONS[lead_in.start:lead_in.end].endswith("annotations.")
+    for (start, end), item in zip(lead_in.item_spans, lead_in.items, strict=True):
+        assert DEFINITIONS[start:end].startswith("**" + item.split(":")[0] + "**")
+
+
+def test_a_list_straight_under_its_heading_takes_the_heading_as_lead_in() -> None:
+    units = extract_units(DEFINITIONS, {"Sources of Reality Gap"})
+
+    lead_in = units[0]
+    assert lead_in.text == "Modeling Inaccuracies:"
+    assert lead_in.items[0] == "Mass and inertia: Differences in estimated vs actual robot parameters."
+    assert DEFINITIONS[lead_in.start:lead_in.end].startswith("Modeling Inaccuracies\n")
+    assert not any(u.text.startswith("Sources of Reality Gap") for u in units)  # a heading alone says nothing

@@ -462,14 +462,14 @@ def _answer_summary(rows: list[AnswerResult]) -> dict[str, Any]:
 
 def run_answers(agent: BookRAGAgent, questions: Sequence[Question]) -> AnswerReport:
     """Ask the agent every question. Raises what `BookRAGAgent.run` raises."""
-    from bookrag import tools
+    from bookrag.answering.context import book_context
 
     report = AnswerReport(agent.answerer.name)
     for q in questions:
         started = time.perf_counter()
         response = agent.run(q.question)
         seconds = time.perf_counter() - started
-        retrieved = {h.chunk_id: h for h in tools.book_context(agent.retriever, q.question)[1]}
+        retrieved = {h.chunk_id: h for h in book_context(agent.retriever, q.question)[1]}
         precise = in_retrieved = 0
         cited = [] if response.is_refusal else response.sources
         for source in cited:

@@ -36,6 +36,9 @@ _RULE = re.compile(r"^\s*([-*_])(\s*\1){2,}\s*$")
 _MAX_CODE_LINES = 6
 _MAX_CODE_CHARS = 100
 _TERMINAL = re.compile(r"[.!?:;)\]`*\"']$")
+# A definition line: a paragraph that opens with a bold term and a colon or dash ("**Depth Maps**:
+# Accurate depth ..."). A run of them after a lead-in reads as that lead-in's list.
+_DEFINITION = re.compile(r"^\s*(\*\*|__)[^*_\n]{1,60}\1\s*(?::|\s[—–-]\s)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +145,7 @@ def extract_units(text: str, headings: set[str] | None = None) -> list[Unit]:
     blocks: list[tuple[str, _Mapped]] = []  # (kind, text) with kind in paragraph/item/row
     paragraph: list[_Mapped] = []
     item: list[_Mapped] | None = None
+    definition = False  # `item` is a definition line, not a bullet
     header: list[str] = []
     in_fence: str | None = None
     code: list[_Mapped] = []
@@ -155,7 +159,8 @@ def extract_units(text: str, headings: set[str] | None = None) -> list[Unit]:
         return _Mapped(s, tuple(at))
 
     def flush() -> None:
-        nonlocal paragraph, item
+        nonlocal paragraph, item, definition
+        definition = False
         if item is not None:
             blocks.append(("item", joined(item)))
             item = None
@@ -217,16 +222,22 @@ def extract_units(text: str, headings: set[str] | None = None) -> list[Unit]:
             body = rest.strip()
             item = [_Mapped(body, tuple(range(base + bullet.end() + skip, base + bullet.end() + skip + len(body))))]
             continue
-        if item is not None and (raw.startswith((" ", "\t"))):
-            item.append(mapped)
+        if item is not None and definition and _DEFINITION.match(line):
+            flush()  # the next definition line
+        if item is not None and (raw.startswith((" ", "\t")) or definition):
+            item.append(mapped)  # an indented continuation, or a definition line wrapped in the source
             continue
         if item is not None:
             flush()
+        if not paragraph and _DEFINITION.match(line):
+            item = [mapped]  # a definition line reads as an item
+            definition = True
+            continue
         paragraph.append(mapped)
     flush()
 
     units: list[Unit] = []
-    for kind, block in blocks:
+    for number, (kind, block) in enumerate(blocks):
         if kind == "code":
             units.append(Unit(block.s, "code", len(units), start=block.span()[0], end=block.span()[1]))
             continue
@@ -244,6 +255,10 @@ def extract_units(text: str, headings: set[str] | None = None) -> list[Unit]:
                               start=start, end=end))
         else:
             if _is_heading_like(cleaned, known):
+                if number + 1 < len(blocks) and blocks[number + 1][0] == "item" and not cleaned.endswith("?"):
+                    # A list straight under its heading: the heading is the list's lead-in.
+                    lead_in = cleaned if cleaned.endswith(":") else cleaned + ":"
+                    units.append(Unit(lead_in, "sentence", len(units), start=start, end=end))
                 continue
             sentences = [m for m in _split_mapped(mapped) if not m.s.endswith("?")]
             for m in sentences:
