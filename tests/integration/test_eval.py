@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from bookrag.config.settings import Settings, load_settings
-from bookrag.devtools.evaluation import evaluate_files, load_questions, run_evaluation
+from bookrag.devtools.evaluation import evaluate_files, run_evaluation
+from bookrag.devtools.questions import load_questions
 from bookrag.services.container import container_for
 from tests.support.paths import CORPUS, ROOT, SAMPLE_DOCS
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bookrag.answering.conversation import clean_rewrite, coverage, resolve_follow_up, resolve_history, subject_of
+from bookrag.answering.conversation import clean_rewrite, resolve_follow_up, resolve_history, subject_of
+from bookrag.answering.selection import coverage
 from bookrag.domain.conversation import Turn
 from bookrag.domain.query import CONVERSATION
 from bookrag.errors import InvalidInputError
@@ -57,7 +58,7 @@ def test_a_chain_resolves_each_turn_against_the_resolved_one_before() -> None:
 
 
 def test_selection_coverage_tolerates_copy_paste_differences() -> None:
-    from bookrag.answering.conversation import _words
+    from bookrag.answering.selection import _words
 
     book = "ROS 2 is installed under `/opt/ros/humble`, but your shell does not know about it until you\n**source**"
     pasted = "ROS 2 is installed under /opt/ros/humble — but your shell doesn’t know about it until you source"

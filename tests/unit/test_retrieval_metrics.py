@@ -7,15 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from bookrag.devtools.evaluation import (
-    Question,
-    evidence,
-    hit_at,
-    load_questions,
-    parse_modes,
-    reciprocal_rank,
-    roc_auc,
-)
+from bookrag.devtools.evaluation import parse_modes
+from bookrag.devtools.questions import Question, evidence, hit_at, load_questions, reciprocal_rank, roc_auc
 from bookrag.errors import InvalidInputError
 
 FACTUAL = Question("q", ("a.md", "quiz.md"), ("pid", "integral"), "factual")

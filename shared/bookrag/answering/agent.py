@@ -41,14 +41,9 @@ from bookrag.answering.answerers.grounding import ground
 from bookrag.answering.answerers.spans import quotes_for
 from bookrag.answering.citations import Ledger, verify_citations
 from bookrag.answering.context import book_context
-from bookrag.answering.conversation import (
-    OfflineRewriter,
-    Rewriter,
-    match_selection,
-    selection_hits,
-    with_selection,
-)
+from bookrag.answering.conversation import OfflineRewriter, Rewriter
 from bookrag.answering.deobfuscation import readings
+from bookrag.answering.selection import match_selection, selection_hits, with_selection
 from bookrag.contracts.agent import MESSAGES, REFUSAL, Response, Source
 from bookrag.domain.conversation import Conversation
 from bookrag.domain.models import SearchHit

@@ -1,5 +1,4 @@
-"""Follow-ups and selections: what a question means given the earlier turns, and whether a passage the
-reader highlighted is the book's text.
+"""Follow-ups: what a question means given the earlier turns (selections: `answering.selection`).
 
 Follow-ups. "What are its downsides?" searched alone finds nothing: it has no subject. Before retrieval
 a follow-up becomes a standalone question:
@@ -12,30 +11,20 @@ a follow-up becomes a standalone question:
 - with an LLM answerer (`LLMRewriter`), one short call to the same model (a few seconds at most,
   within the request's deadline, no retry); if it fails, times out or returns something unusable, the
   offline rewrite is used. The earlier turns go to the model as quoted data, never as instructions.
-
-Selections. A selection is user input. It counts as the book's text only where it matches an indexed
-chunk (`match_selection`): words compared after Unicode folding (quotes, dashes, case, markup and
-spacing do not matter), with `difflib` allowing small copy/paste differences. A matched selection
-anchors retrieval on its chunk and that chunk's neighbours in the same file; an unmatched one is only
-more words of the question: it is never a source, so it can never be cited as the book.
 """
 
 from __future__ import annotations
 
-import difflib
 import re
-import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from bookrag.answering.answerers.base import Deadline, neutralise
-from bookrag.domain.conversation import Selection, Turn
-from bookrag.domain.models import Filters, SearchHit
+from bookrag.domain.conversation import Turn
 from bookrag.domain.query import POLICIES, normalize_query
 from bookrag.errors import BookRAGError
 from bookrag.observability import logger
-from bookrag.retrieval.retriever import Retriever, SearchOptions
 
 if TYPE_CHECKING:
     import httpx
@@ -337,82 +326,3 @@ def build_rewriter(settings: Settings, *, cohere: ClientProvider, http: Callable
     if provider == "cohere":
         return LLMRewriter("cohere", _cohere_call(settings, cohere), settings.llm_timeout_s)
     return OfflineRewriter()
-
-
-# --- selections ----------------------------------------------------------------------------------------
-
-# A selection counts as the book's text when at least this share of its words match a chunk in order
-# (difflib's matching blocks): a copy/paste that lost a footnote mark or a line break still matches,
-# a paraphrase does not.
-MATCH_COVERAGE = 0.85
-MIN_MATCH_WORDS = 4
-_FOLD = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"', "–": "-", "—": "-", "\u00a0": " "})
-_WORD = re.compile(r"[^\W_]+")  # letters and digits of any script
-
-
-def _words(text: str) -> list[str]:
-    folded = unicodedata.normalize("NFKC", text).translate(_FOLD).casefold()
-    return _WORD.findall(folded)
-
-
-def coverage(selection: Sequence[str], text: Sequence[str]) -> float:
-    """Share of the selection's words that appear, in order, in `text` (0..1)."""
-    if not selection:
-        return 0.0
-    matcher = difflib.SequenceMatcher(None, selection, text, autojunk=False)
-    return sum(block.size for block in matcher.get_matching_blocks()) / len(selection)
-
-
-@dataclass(frozen=True, slots=True)
-class SelectionMatch:
-    hit: SearchHit
-    coverage: float
-
-
-def _page(url: str) -> str:
-    return url.split("#", 1)[0].split("?", 1)[0].rstrip("/")
-
-
-def match_selection(retriever: Retriever, selection: Selection) -> SelectionMatch | None:
-    """The indexed chunk the selection was copied from, or None (then it is not the book's text)."""
-    words = _words(selection.text)
-    if len(words) < MIN_MATCH_WORDS:
-        return None
-    probe = selection.text[:MAX_QUERY_CHARS]
-    scopes = [Filters(source_file=selection.source_file)] if selection.source_file else []
-    scopes.append(Filters())
-    page = _page(selection.source_url) if selection.source_url else ""
-    for scope in scopes:
-        hits = retriever.search(probe, SearchOptions(top_k=5, min_score=0.0, filters=scope or None,
-                                                     diversify=False)).hits
-        if page:  # the client told us the page: its chunks first
-            hits.sort(key=lambda h: _page(h.payload.source_url) != page)
-        best: SelectionMatch | None = None
-        for hit in hits:
-            score = coverage(words, _words(hit.text))
-            if MATCH_COVERAGE > score >= 0.3:  # maybe it runs across a chunk boundary
-                score = max(score, coverage(words, _words(retriever.neighbours(hit))))
-            if score >= MATCH_COVERAGE and (best is None or score > best.coverage):
-                best = SelectionMatch(hit, score)
-        if best is not None:
-            return best
-    return None
-
-
-SCOPED_RESULTS = 6
-MAX_SELECTION_HITS = 8
-
-
-def selection_hits(retriever: Retriever, match: SelectionMatch, search_text: str) -> list[SearchHit]:
-    """The passage's chunk, then its neighbours and the rest of its file as ranked for the question."""
-    anchor = match.hit
-    scoped = retriever.search(search_text, SearchOptions(
-        top_k=SCOPED_RESULTS, min_score=0.0, filters=Filters(source_file=anchor.source_file), diversify=False)).hits
-    near = [h for h in scoped if h.chunk_id != anchor.chunk_id and abs(h.chunk_index - anchor.chunk_index) <= 1]
-    rest = [h for h in scoped if h.chunk_id != anchor.chunk_id and h not in near]
-    return [anchor, *near, *rest][:MAX_SELECTION_HITS]
-
-
-def with_selection(question: str, selection: Selection) -> str:
-    """The question an answerer sees: the reader's words, then the passage they selected, quoted."""
-    return f'{question}\n\nThe reader selected this passage: "{selection.text}"'

@@ -239,7 +239,8 @@ def eval_(
     from rich.console import Console
 
     from bookrag.config.settings import get_settings
-    from bookrag.devtools.evaluation import evaluate_files, parse_modes, render_answer_table, render_table
+    from bookrag.devtools.answer_eval import render_answer_table
+    from bookrag.devtools.evaluation import evaluate_files, parse_modes, render_table
 
     try:
         report = evaluate_files(get_settings(), questions, parse_modes(modes), docs, answers=answers)

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bookrag.devtools.evaluation import Question, citation_is_precise, hit_at, keyword_recall
+from bookrag.devtools.answer_eval import citation_is_precise, keyword_recall
+from bookrag.devtools.questions import Question, hit_at
 from bookrag.errors import InvalidInputError
 
 if TYPE_CHECKING:

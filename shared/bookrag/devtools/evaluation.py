@@ -21,98 +21,47 @@ prefix of the top 10 (the candidate pool and the diversity caps depend on top_k)
 
 from __future__ import annotations
 
-import json
 import statistics
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
+from bookrag.devtools.answer_eval import AnswerReport, run_answers
+from bookrag.devtools.questions import (
+    ANSWERABLE,
+    KINDS,
+    Question,
+    evidence,
+    hit_at,
+    load_questions,
+    reciprocal_rank,
+    roc_auc,
+)
 from bookrag.errors import InvalidInputError
 
 if TYPE_CHECKING:
     from bookrag.adapters.qdrant.store import Fusion
-    from bookrag.answering.agent import BookRAGAgent
     from bookrag.config.settings import RetrievalMode, Settings
     from bookrag.domain.models import SearchHit
     from bookrag.retrieval.retriever import Order, Retriever
 
-Kind = Literal["factual", "multi", "unanswerable"]
-KINDS: tuple[Kind, ...] = ("factual", "multi", "unanswerable")
-ANSWERABLE: tuple[Kind, ...] = ("factual", "multi")
 
 
-@dataclass(frozen=True, slots=True)
-class Question:
-    question: str
-    gold_files: tuple[str, ...]
-    answer_keywords: tuple[str, ...]
-    kind: Kind
 
 
-def load_questions(path: Path) -> list[Question]:
-    """Read a question set (format: eval/README.md); an agent set's `in_book` reads as factual/unanswerable.
-
-    Raises:
-        InvalidInputError: a line is not valid JSON, or lacks a field, or has an unknown kind.
-    """
-    questions = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            raw = json.loads(line)
-            if "kind" not in raw and "in_book" in raw:  # the agent set: in-book or not, no gold files
-                raw = {**raw, "kind": "factual" if raw["in_book"] else "unanswerable", "gold_files": []}
-            kind = raw["kind"]
-            if kind not in KINDS:
-                raise ValueError(kind)
-            questions.append(Question(question=str(raw["question"]), gold_files=tuple(raw["gold_files"]),
-                                      answer_keywords=tuple(k.lower() for k in raw["answer_keywords"]),
-                                      kind=kind))
-        except (ValueError, KeyError, TypeError) as exc:
-            raise InvalidInputError(f"{path.name} line {number}: not a question ({type(exc).__name__})",
-                                    code="INVALID_QUESTION_SET", field="questions") from None
-    return questions
 
 
 # -- metrics (pure) --------------------------------------------------------------------------------
 
 
-def hit_at(files: Sequence[str], q: Question, k: int = 5) -> bool:
-    """Any gold file in the first `k` (every gold file, for a multi-part question)."""
-    top = set(files[:k])
-    if q.kind == "multi":
-        return all(g in top for g in q.gold_files)
-    return any(g in top for g in q.gold_files)
 
 
-def reciprocal_rank(files: Sequence[str], gold: Iterable[str], k: int = 10) -> float:
-    wanted = set(gold)
-    for rank, f in enumerate(files[:k], start=1):
-        if f in wanted:
-            return 1.0 / rank
-    return 0.0
 
 
-def evidence(texts: Sequence[str], keywords: Sequence[str]) -> float:
-    """Share of `keywords` found (case-insensitively) anywhere in `texts`; 1.0 when there are none."""
-    if not keywords:
-        return 1.0
-    haystack = "\n".join(texts).lower()
-    return sum(1 for kw in keywords if kw.lower() in haystack) / len(keywords)
 
 
-def roc_auc(positives: Sequence[float], negatives: Sequence[float]) -> float | None:
-    """P(random positive scores above random negative), ties counting half; None if a side is empty."""
-    if not positives or not negatives:
-        return None
-    wins = 0.0
-    for p in positives:
-        for n in negatives:
-            wins += 1.0 if p > n else 0.5 if p == n else 0.0
-    return wins / (len(positives) * len(negatives))
 
 
 # -- modes -----------------------------------------------------------------------------------------
@@ -370,137 +319,3 @@ def evaluate_files(settings: Settings, questions_path: Path, modes: Sequence[str
         report.answers = run_answers(container.agent, questions)
         report.config["answerer"] = report.answers.answerer
     return report
-
-
-# -- answers ---------------------------------------------------------------------------------------
-#
-# The agent answers every question as a caller would get it (its own retrieval, threshold and
-# answerer). Per kind:
-# - answered / refused: share of questions answered, or refused.
-# - keyword_recall: mean share of a question's `answer_keywords` found (case-insensitively) in the
-#   answer; a refusal scores 0. Over answerable questions only.
-# - with_keyword: share of answerable questions whose answer holds at least one keyword.
-# - citation_precision: share of citations whose evidence (the quoted spans, or the chunk's text when
-#   an answerer gives no spans) contains a keyword, or that lie in a gold file.
-# - citations_retrieved: share of citations naming a chunk that retrieval returned for the question.
-
-
-@dataclass(slots=True)
-class AnswerResult:
-    question: Question
-    answer: str
-    refused: bool
-    refusal_reason: str
-    keyword_recall: float
-    with_keyword: bool
-    citations: int
-    precise: int
-    retrieved: int
-    seconds: float
-
-
-@dataclass(slots=True)
-class AnswerReport:
-    answerer: str
-    results: list[AnswerResult] = field(default_factory=list)
-
-    def summary(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"answerable": _answer_summary([r for r in self.results
-                                                            if r.question.kind in ANSWERABLE])}
-        for kind in KINDS:
-            rows = [r for r in self.results if r.question.kind == kind]
-            if rows:
-                out[kind] = _answer_summary(rows)
-        return out
-
-    def as_dict(self, *, per_question: bool = True) -> dict[str, Any]:
-        data: dict[str, Any] = {"answerer": self.answerer, "summary": self.summary()}
-        if per_question:
-            data["questions"] = [
-                {"question": r.question.question, "kind": r.question.kind, "refused": r.refused,
-                 "refusal_reason": r.refusal_reason, "keyword_recall": round(r.keyword_recall, 4),
-                 "citations": r.citations, "precise_citations": r.precise, "answer": r.answer}
-                for r in self.results]
-        return data
-
-
-def keyword_recall(answer: str, keywords: Sequence[str]) -> float:
-    """Share of `keywords` found case-insensitively in `answer`; 0.0 when there are none."""
-    if not keywords:
-        return 0.0
-    text = answer.lower()
-    return sum(1 for k in keywords if k.lower() in text) / len(keywords)
-
-
-def citation_is_precise(evidence_texts: Sequence[str], source_file: str, q: Question) -> bool:
-    """A citation is precise when its evidence holds an answer keyword, or it lies in a gold file."""
-    if source_file in q.gold_files:
-        return True
-    haystack = "\n".join(evidence_texts).lower()
-    return any(k.lower() in haystack for k in q.answer_keywords)
-
-
-def _answer_summary(rows: list[AnswerResult]) -> dict[str, Any]:
-    if not rows:
-        return {"n": 0}
-    answerable = [r for r in rows if r.question.kind in ANSWERABLE]
-    citations = sum(r.citations for r in rows)
-    out: dict[str, Any] = {
-        "n": len(rows),
-        "answered": round(statistics.fmean(not r.refused for r in rows), 4),
-        "refused": round(statistics.fmean(r.refused for r in rows), 4),
-        "citations": citations,
-        "citation_precision": round(sum(r.precise for r in rows) / citations, 4) if citations else None,
-        "citations_retrieved": round(sum(r.retrieved for r in rows) / citations, 4) if citations else None,
-        "seconds_per_question": round(statistics.fmean(r.seconds for r in rows), 4),
-    }
-    if answerable:
-        out["keyword_recall"] = round(statistics.fmean(r.keyword_recall for r in answerable), 4)
-        out["with_keyword"] = round(statistics.fmean(r.with_keyword for r in answerable), 4)
-    return out
-
-
-def run_answers(agent: BookRAGAgent, questions: Sequence[Question]) -> AnswerReport:
-    """Ask the agent every question. Raises what `BookRAGAgent.run` raises."""
-    from bookrag.answering.context import book_context
-
-    report = AnswerReport(agent.answerer.name)
-    for q in questions:
-        started = time.perf_counter()
-        response = agent.run(q.question)
-        seconds = time.perf_counter() - started
-        retrieved = {h.chunk_id: h for h in book_context(agent.retriever, q.question)[1]}
-        precise = in_retrieved = 0
-        cited = [] if response.is_refusal else response.sources
-        for source in cited:
-            hit = retrieved.get(source.chunk_id)
-            in_retrieved += hit is not None
-            quotes = [quote.text for quote in getattr(source, "quotes", None) or []]
-            if not quotes:
-                quotes = [hit.text] if hit is not None else []
-            precise += citation_is_precise(quotes, source.source_file, q)
-        recall = 0.0 if response.is_refusal else keyword_recall(response.answer, q.answer_keywords)
-        report.results.append(AnswerResult(
-            question=q, answer=response.answer, refused=response.is_refusal, refusal_reason=response.refusal_reason,
-            keyword_recall=recall, with_keyword=recall > 0, citations=len(cited), precise=precise,
-            retrieved=in_retrieved, seconds=seconds))
-    return report
-
-
-def render_answer_table(report: AnswerReport) -> Any:
-    from rich.table import Table
-
-    table = Table(title=f"answer eval: {len(report.results)} questions, answerer {report.answerer}")
-    for col in ("kind", "n", "answered", "refused", "with keyword", "keyword recall", "citation precision",
-                "cited∈retrieved"):
-        table.add_column(col, justify="left" if col == "kind" else "right")
-
-    def fmt(value: float | None) -> str:
-        return "-" if value is None else f"{value:.3f}"
-
-    for kind, row in report.summary().items():
-        if not row.get("n"):
-            continue
-        table.add_row(kind, str(row["n"]), fmt(row["answered"]), fmt(row["refused"]), fmt(row.get("with_keyword")),
-                      fmt(row.get("keyword_recall")), fmt(row["citation_precision"]), fmt(row["citations_retrieved"]))
-    return table

@@ -69,6 +69,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from bookrag.answering.answerers.base import Deadline, DocumentSet, Draft, Retrieve, run_within
+from bookrag.answering.answerers.questions import QuestionShape, Unknown, named_terms
 from bookrag.contracts.agent import REFUSAL
 from bookrag.domain.models import SearchHit
 from bookrag.errors import StoreTimeoutError
@@ -94,11 +95,7 @@ CALIBRATION: dict[str, Calibration] = {
     "cohere": Calibration(semantic_weight=0.6, min_best=0.62, min_keep=0.40, keep_ratio=0.7),
 }
 
-_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+/-]*[A-Za-z0-9+]|[A-Za-z0-9]")
-_QUOTED = re.compile(r"`([^`]+)`|\"([^\"]+)\"|'([^']{2,40})'")
-_SENTENCE_START = re.compile(r"(?:^|[.!?]\s+)([A-Za-z0-9][\w.+/-]*)")
 _ANAPHOR = re.compile(r"^(It|Its|This|That|These|Those|They|Their|Such|Both|Each of them)\b")
-_YEAR_LIKE = re.compile(r"\d+'?s?")
 _MAX_LIST_CHARS = 700
 _MIN_ITEM_WORDS = 5
 _MAX_TERM_LOOKUPS = 8
@@ -111,34 +108,8 @@ _MAX_WITH_LIST = 2  # a list and its definition are enough
 _OTHER_SECTION_RATIO = 0.9  # another section's unit needs this share of the best score (focus)
 _SECOND_WEIGHT = 0.5  # a section's second-best unit, in the section's score
 _INTRO_RATIO = 0.75  # a titled section of the page joins the page's introduction from this share of its score
-_TWO_PART = (
-    re.compile(r"\bdifferences?\s+between\s+(.+?)\s+and\s+(.+?)(?:\?|$|,|\s+(?:in|when|for)\s)", re.IGNORECASE),
-    re.compile(r"\bcompar\w*\s+(.+?)\s+(?:and|with|to)\s+(.+?)(?:\?|$|,)", re.IGNORECASE),
-    re.compile(r"([\w\s-]+?)\s+(?:vs\.?|versus)\s+([\w\s-]+)", re.IGNORECASE),
-)
-# "What is X, and what example shows Y?"; "When ... ? How ...?"
-_CLAUSE_BREAK = re.compile(r",?\s+and\s+(?=(?:what|which|how|why|when|where|who|does|do|is|are|can)\b)|(?<=\?)\s+",
-                           re.IGNORECASE)
-_LIST_QUESTION = re.compile(
-    r"\b(?:what|which)\s+(?:\w+\s+){0,3}(?:parts|components|layers|steps|types|kinds|stages|phases|elements|"
-    r"parameters|modes|levels|categories|commands|pieces|principles|features|properties|sensors|options|"
-    r"variants|ways|tools|packages|nodes|fields)\b|\bmake\s+up\b|\bconsists?\s+of\b|\bmade\s+of\b|"
-    r"\bcomposed\s+of\b|\blist\b|\bname\s+the\b|\bwhich\s+commands\b|\bwhat\s+are\s+the\s+(?:\w+\s+)?\w+s\b",
-    re.IGNORECASE)
 
 
-@dataclass(frozen=True, slots=True)
-class Unknown:
-    """Question words the book never uses. `named` are the proper nouns, acronyms and versions among them."""
-
-    words: list[str]
-    named: list[str]
-    total: int
-
-    @property
-    def off_book(self) -> bool:
-        # Measured: in-book questions leave at most 4 of 13 words unknown (paraphrase), off-book ones 1 in 3.
-        return bool(self.named) or (self.total > 0 and 3 * len(self.words) >= self.total)
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,26 +127,6 @@ class Scored:
     follow: Unit | None = None  # the next sentence of the same paragraph
 
 
-def named_terms(question: str) -> list[str]:
-    """Stems of what the question names: capitalised words not opening a sentence, acronyms,
-    versions and model numbers, and quoted or `code` terms."""
-    starts = {m.group(1) for m in _SENTENCE_START.finditer(question)}
-    names: list[str] = []
-    for m in _QUOTED.finditer(question):
-        names.append(next(g for g in m.groups() if g))
-    for word in _WORD.findall(question):
-        # Versions and model numbers ("18.04", "PX4", "RT-2") name things; years and decades do not.
-        has_digit = any(c.isdigit() for c in word) and len(word) >= 2 and not _YEAR_LIKE.fullmatch(word)
-        is_acronym = len(word) >= 2 and sum(c.isupper() for c in word) >= 2
-        is_name = word[0].isupper() and word not in starts
-        if has_digit or is_acronym or is_name:
-            names.append(word)
-    stems: list[str] = []
-    for name in names:
-        for stem in tokenize(name):
-            if stem not in stems:
-                stems.append(stem)
-    return stems
 
 
 class ExtractiveAnswerer:
@@ -391,27 +342,6 @@ class ExtractiveAnswerer:
         return Draft(" ".join(parts), citations=docs.citations(), spans=spans)
 
 
-@dataclass(frozen=True, slots=True)
-class QuestionShape:
-    """What kind of answer a question asks for: a list, and the parts a complete answer covers."""
-
-    wants_list: bool
-    parts: tuple[str, ...]
-
-    @classmethod
-    def of(cls, question: str) -> QuestionShape:
-        q = " ".join(question.split())
-        parts: list[str] = []
-        for pattern in _TWO_PART:
-            m = pattern.search(q)
-            if m:
-                parts = [m.group(1), m.group(2)]
-                break
-        if not parts:
-            clauses = [c for c in _CLAUSE_BREAK.split(q) if len(tokenize(c)) >= 1]
-            if len(clauses) >= 2:
-                parts = clauses
-        return cls(wants_list=bool(_LIST_QUESTION.search(q)), parts=tuple(parts))
 
 
 @dataclass(frozen=True, slots=True)
