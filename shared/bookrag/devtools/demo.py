@@ -51,6 +51,12 @@ def main() -> int:
             print(line)
         response = run_agent(question)
         print(f"A: {response.answer}")
+        if response.is_refusal:  # nearest sections, not citations: no [n] markers point at them
+            if response.sources:
+                print("   You may want to read:")
+            for s in response.sources:
+                print(f"   - {s.chapter} / {s.section} ({s.source_url})")
+            continue
         for n, s in enumerate(response.sources, start=1):
             link = s.quotes[0].fragment_url if s.quotes else s.source_url
             print(f"   [{n}] {s.chapter} / {s.section} ({link})")
