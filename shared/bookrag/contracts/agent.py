@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic.config import JsonDict
 
 from bookrag import errors
 from bookrag.contracts.base import Codes, ErrorBody, FieldCodes, QueryRequest, query_field
@@ -139,7 +140,21 @@ class HistoryTurn(BaseModel):
         return normalize_query(value) if isinstance(value, str) else value
 
 
+# The conversation's forms exclude each other (CONFLICTING_CONVERSATION): the schema says so too, so a
+# request it allows is one the service accepts.
+_ONE_CONVERSATION: JsonDict = {"not": {"anyOf": [
+    {"required": ["session_id", "start_session"],
+     "properties": {"session_id": {"type": "string"}, "start_session": {"const": True}}},
+    {"required": ["session_id", "history"],
+     "properties": {"session_id": {"type": "string"}, "history": {"type": "array", "minItems": 1}}},
+    {"required": ["history", "start_session"],
+     "properties": {"history": {"type": "array", "minItems": 1}, "start_session": {"const": True}}},
+]}}
+
+
 class AnswerRequest(QueryRequest):
+    model_config = ConfigDict(extra="ignore", str_strip_whitespace=False, json_schema_extra=_ONE_CONVERSATION)
+
     error_codes: ClassVar[FieldCodes] = {
         "query": Codes("INVALID_QUERY", "INVALID_QUERY_LENGTH"),
         "history": Codes("INVALID_HISTORY", "HISTORY_TOO_LONG"),

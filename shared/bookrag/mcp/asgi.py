@@ -83,8 +83,15 @@ class McpEndpoint:
             from bookrag.mcp.server import build_server
 
             self._server = build_server(self.tool_set)
+        from bookrag.mcp.server import CALLER
+        from bookrag.services.conversations import ANONYMOUS
+
         manager = StreamableHTTPSessionManager(self._server, json_response=True, stateless=True,
                                                security_settings=security_for(scope),
                                                max_request_body_size=MAX_BODY_BYTES)
-        async with manager.run():
-            await manager.handle_request(scope, receive, send)
+        caller = CALLER.set(str((scope.get("state") or {}).get("api_key_id") or ANONYMOUS))
+        try:
+            async with manager.run():
+                await manager.handle_request(scope, receive, send)
+        finally:
+            CALLER.reset(caller)

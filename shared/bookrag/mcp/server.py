@@ -15,6 +15,7 @@ The same `Server` serves stdio (`bookrag mcp`) and, per request, the stateless H
 
 from __future__ import annotations
 
+import contextvars
 import json
 import logging
 from collections.abc import Callable
@@ -41,6 +42,7 @@ from bookrag.contracts.tools import (
     PerformRetrievalResponse,
 )
 from bookrag.contracts.validation import invalid_input, model_codes
+from bookrag.services.conversations import ANONYMOUS
 
 logger = logging.getLogger("bookrag.mcp")
 
@@ -100,11 +102,17 @@ def _retrieve_book_context(body: BookContextRequest) -> dict[str, Any]:
     return {"context": context, "sources": [source_summary(h) for h in hits]}
 
 
+# Whose request this is (the API key id the middleware admitted): sessions belong to it, as on REST.
+# Set per HTTP request by `mcp.asgi`; stdio (`bookrag mcp`) is one local user.
+CALLER: contextvars.ContextVar[str] = contextvars.ContextVar("bookrag_mcp_caller", default=ANONYMOUS)
+
+
 def _answer_question(body: AnswerRequest) -> Response:
     from bookrag.observability import record_refusal
     from bookrag.services.container import current
+    from bookrag.services.conversations import answer as converse
 
-    response = current().agent.run(body.query)
+    response = converse(current(), body, CALLER.get())  # the same service as POST /api/answer
     record_refusal(response.is_refusal)
     return response
 
@@ -121,7 +129,7 @@ _ANSWER_TOOL = ToolSpec(
     "answer_question", "Answer from the book",
     "Answer a question from the book only, citing its sections ([n] markers number `sources`); or refuse "
     "(is_refusal) with the nearest sections when the book does not answer it.",
-    AnswerRequest, Response, "agent", _answer_question)
+    AnswerRequest, Response, "agent", _answer_question, exclude_none=True)
 
 
 def tool_specs(tool_set: ToolSet) -> tuple[ToolSpec, ...]:
@@ -221,7 +229,9 @@ def build_server(tool_set: ToolSet = "all") -> Server[Any]:
         if spec is None:
             raise MCPError(types.INVALID_PARAMS, "Unknown tool", data={"tools": sorted(specs)})
         # The operations block (embedding, the store, the answerer): a worker thread, as FastAPI runs them.
-        return await anyio.to_thread.run_sync(call_tool_sync, spec, dict(params.arguments or {}))
+        # The caller's context (CALLER) goes with the call into the worker thread.
+        context = contextvars.copy_context()
+        return await anyio.to_thread.run_sync(context.run, call_tool_sync, spec, dict(params.arguments or {}))
 
     async def on_list_resources(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
         try:
