@@ -50,25 +50,36 @@ class Support:
         return self.coverage >= MIN_SUPPORT and self.numbers_found
 
 
-def _chunk_terms(hit: SearchHit) -> set[str]:
-    headings = " ".join(hit.payload.heading_path)
-    return set(tokenize(f"{hit.text} {hit.section_heading} {headings}"))
+@dataclass(frozen=True, slots=True)
+class _Evidence:
+    """A chunk's stems (with its headings) and its units' stems: read once per chunk, not per sentence."""
+
+    terms: frozenset[str]
+    units: tuple[tuple[frozenset[str], tuple[int, int]], ...]
+
+    @classmethod
+    def of(cls, hit: SearchHit) -> _Evidence:
+        headings = " ".join(hit.payload.heading_path)
+        terms = frozenset(tokenize(f"{hit.text} {hit.section_heading} {headings}"))
+        units = tuple((frozenset(tokenize(u.text)), (u.start, u.end)) for u in extract_units(hit.text))
+        return cls(terms, units)
 
 
-def support(sentence: str, hit: SearchHit) -> Support:
+def support(sentence: str, hit: SearchHit, evidence: _Evidence | None = None) -> Support:
     """How well `hit` supports `sentence` (its citation markers ignored)."""
+    evidence = evidence or _Evidence.of(hit)
     plain = MARKERS.sub(" ", sentence)
     words = set(tokenize(plain))
     numbers = set(_NUMBER.findall(plain))
     numbers_found = all(n in hit.text for n in numbers)
     if not words:
         return Support(1.0, numbers_found, None)
-    coverage = len(words & _chunk_terms(hit)) / len(words)
+    coverage = len(words & evidence.terms) / len(words)
     best: tuple[float, tuple[int, int]] | None = None
-    for unit in extract_units(hit.text):
-        share = len(words & set(tokenize(unit.text))) / len(words)
+    for unit_terms, span in evidence.units:
+        share = len(words & unit_terms) / len(words)
         if share > 0 and (best is None or share > best[0]):
-            best = (share, (unit.start, unit.end))
+            best = (share, span)
     return Support(coverage, numbers_found, best[1] if best else None)
 
 
@@ -90,12 +101,16 @@ def ground(draft: Draft, retrieved: dict[str, SearchHit]) -> Draft:
         owners.append(own)
     kept: list[str] = []
     spans: dict[str, list[tuple[int, int]]] = {}
+    evidence: dict[str, _Evidence] = {}
     for (sentence, sep), own in zip(pairs, owners, strict=True):
         hits = [retrieved[c] for c in (draft.citations.get(label) for label in own) if c in retrieved]
         if not hits:
             kept.append(sentence + sep)  # cites nothing retrieved (or nothing): the citation check decides
             continue
-        checks = [(support(sentence, hit), hit) for hit in hits]
+        for hit in hits:
+            if hit.chunk_id not in evidence:
+                evidence[hit.chunk_id] = _Evidence.of(hit)
+        checks = [(support(sentence, hit, evidence[hit.chunk_id]), hit) for hit in hits]
         good = [(s, h) for s, h in checks if s.supported]
         if not good:
             continue
