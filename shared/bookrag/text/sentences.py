@@ -21,17 +21,17 @@ from dataclasses import dataclass
 from bookrag.text.markdown.inline import CLEAN_RULES, clean_inline
 from bookrag.text.sentence_splitter import PROSE, split_sentences
 
-__all__ = ["Unit", "clean_inline", "extract_units", "split_sentences"]
+__all__ = ["LIST_ITEM", "TABLE_ROW", "TABLE_SEPARATOR", "Unit", "clean_inline", "extract_units", "split_sentences"]
 
 _FENCE = re.compile(r"^\s*(```+|~~~+)")
 _MD_HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
 _ADMONITION_LABEL = re.compile(
     r"^(Note|Tip|Info|Warning|Danger|Caution|Important|Success|Secondary|Example)\s*:[^.!?]*$", re.IGNORECASE)
-_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?")
+LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?")
 # Quiz options ("a) ... b) ...") and questions are the book asking, not telling.
 _OPTIONS = re.compile(r"(?:^|\s)[a-dA-D]\)\s.*\s[a-dA-D]\)\s")
-_TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
-_TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
+TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
+TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
 _RULE = re.compile(r"^\s*([-*_])(\s*\1){2,}\s*$")
 _MAX_CODE_LINES = 6
 _MAX_CODE_CHARS = 100
@@ -201,9 +201,9 @@ def extract_units(text: str, headings: set[str] | None = None) -> list[Unit]:
         if _MD_HEADING.match(raw) or _ADMONITION_LABEL.match(line):
             flush()
             continue
-        if _TABLE_ROW.match(line):
+        if TABLE_ROW.match(line):
             flush()
-            if _TABLE_SEPARATOR.match(line):
+            if TABLE_SEPARATOR.match(line):
                 continue
             cells = _cells(line)
             if not header:
@@ -214,7 +214,7 @@ def extract_units(text: str, headings: set[str] | None = None) -> list[Unit]:
                                               + ((mapped.at[-1],) if sentence else ()))))
             continue
         header = []
-        bullet = _LIST_ITEM.match(raw)
+        bullet = LIST_ITEM.match(raw)
         if bullet:
             flush()
             rest = raw[bullet.end():]

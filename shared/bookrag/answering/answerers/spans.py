@@ -26,16 +26,16 @@ from bookrag.contracts.agent import Quote
 from bookrag.domain.models import SearchHit
 from bookrag.text.markdown.inline import clean_inline
 
+# The line rules the answer units were read with, so a fragment reads a quoted line the same way.
+from bookrag.text.sentences import LIST_ITEM, TABLE_ROW, TABLE_SEPARATOR
+
 __all__ = ["Quote", "fragment_directive", "fragment_url", "make_quote", "quotes_for"]
 
 # One text directive value fits these in one piece; past them, a range.
 _EXACT_MAX_WORDS = 10
 _RANGE_WORDS = 4
 _SAFE = "_.~!*'()"  # `quote` also keeps these; `-` must go (it is the prefix/suffix marker)
-_BULLET = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?")
 _MARKS = re.compile(r"\*\*|__|(?<!\w)[*_`]|[*_`](?!\w)")
-_TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
-_TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
 
 
 
@@ -49,13 +49,13 @@ def _segments(raw: str) -> list[str]:
     """The rendered text of each line of a raw span: markup, bullets and table pipes dropped."""
     out: list[str] = []
     for line in raw.splitlines():
-        if not line.strip() or _TABLE_SEPARATOR.match(line):
+        if not line.strip() or TABLE_SEPARATOR.match(line):
             continue
-        if _TABLE_ROW.match(line):
+        if TABLE_ROW.match(line):
             out.extend(c for c in (clean_inline(cell) for cell in line.strip().strip("|").split("|")) if c)
             continue
         # Emphasis or code marks whose pair is on another line render as nothing either.
-        cleaned = " ".join(_MARKS.sub("", clean_inline(_BULLET.sub("", line, count=1))).split())
+        cleaned = " ".join(_MARKS.sub("", clean_inline(LIST_ITEM.sub("", line, count=1))).split())
         if cleaned:
             out.append(cleaned)
     return out
