@@ -77,29 +77,24 @@ class ToolSpec:
 
 
 def _retrieve_book_content(body: BookContentRequest) -> dict[str, Any]:
-    from bookrag.domain.models import Filters
     from bookrag.services import operations
     from bookrag.services.container import current
 
-    return operations.retrieve_book_content(current().retriever, body.query, int(body.top_k), body.min_score,
-                                            Filters(body.module_name, body.source_file))
+    return operations.book_content_for(current().retriever, body)
 
 
 def _perform_retrieval(body: PerformRetrievalRequest) -> dict[str, Any]:
-    from bookrag.domain.models import Filters
     from bookrag.services import operations
     from bookrag.services.container import current
 
-    return operations.perform_retrieval(current().retriever, body.query, body.top_k,
-                                        Filters(body.module_name, body.source_file))
+    return operations.perform_retrieval_for(current().retriever, body)
 
 
 def _retrieve_book_context(body: BookContextRequest) -> dict[str, Any]:
-    from bookrag.answering.context import book_context, source_summary
+    from bookrag.services import operations
     from bookrag.services.container import current
 
-    context, hits = book_context(current().retriever, body.query)
-    return {"context": context, "sources": [source_summary(h) for h in hits]}
+    return operations.book_context_for(current().retriever, body)
 
 
 # Whose request this is (the API key id the middleware admitted): sessions belong to it, as on REST.

@@ -10,7 +10,13 @@ import time
 import uuid
 from typing import Any
 
-from bookrag.contracts.tools import NO_CONTENT_TOOL
+from bookrag.answering.context import book_context, source_summary
+from bookrag.contracts.tools import (
+    NO_CONTENT_TOOL,
+    BookContentRequest,
+    BookContextRequest,
+    PerformRetrievalRequest,
+)
 from bookrag.domain.models import Filters, SearchHit
 from bookrag.retrieval.retriever import Retriever, SearchOptions, default_threshold
 
@@ -89,3 +95,20 @@ _METADATA = ("source_file", "module_name", "doc_title", "heading_path", "chunk_i
 def _metadata(hit: SearchHit) -> dict[str, Any]:
     stored = hit.payload.to_dict()
     return {k: stored[k] for k in _METADATA}
+
+
+# --- the tool operations as their HTTP routes and MCP tools call them: one mapping from request to call ---
+
+
+def book_content_for(retriever: Retriever, body: BookContentRequest) -> dict[str, Any]:
+    return retrieve_book_content(retriever, body.query, body.result_count, body.min_score,
+                                 Filters(body.module_name, body.source_file))
+
+
+def perform_retrieval_for(retriever: Retriever, body: PerformRetrievalRequest) -> dict[str, Any]:
+    return perform_retrieval(retriever, body.query, body.top_k, Filters(body.module_name, body.source_file))
+
+
+def book_context_for(retriever: Retriever, body: BookContextRequest) -> dict[str, Any]:
+    context, hits = book_context(retriever, body.query)
+    return {"context": context, "sources": [source_summary(h) for h in hits]}

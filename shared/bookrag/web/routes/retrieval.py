@@ -6,7 +6,6 @@ from typing import Any
 
 from fastapi import APIRouter
 
-from bookrag.answering.context import book_context, source_summary
 from bookrag.contracts.rest import RetrieveRequest, RetrieveResponse
 from bookrag.contracts.tools import (
     BookContentRequest,
@@ -44,21 +43,19 @@ def retrieve(body: RetrieveRequest) -> dict[str, Any]:
              response_model_exclude_none=True, tags=["tools"])
 def retrieve_book_content(body: BookContentRequest) -> dict[str, Any]:
     """The `retrieve_book_content` agent tool."""
-    return tools.retrieve_book_content(_retriever(), body.query, body.result_count, body.min_score,
-                                       Filters(body.module_name, body.source_file))
+    return tools.book_content_for(_retriever(), body)
 
 
 @router.post("/tools/perform_retrieval", response_model=PerformRetrievalResponse, tags=["tools"])
 def perform_retrieval(body: PerformRetrievalRequest) -> dict[str, Any]:
     """The `perform_retrieval` agent tool."""
-    return tools.perform_retrieval(_retriever(), body.query, body.top_k, Filters(body.module_name, body.source_file))
+    return tools.perform_retrieval_for(_retriever(), body)
 
 
 @router.post("/tools/retrieve_book_context", response_model=BookContextResponse, tags=["tools"])
 def retrieve_book_context(body: BookContextRequest) -> dict[str, Any]:
     """The `retrieve_book_context` agent tool: formatted context with [Source: ...] headers."""
-    context, hits = book_context(_retriever(), body.query)
-    return {"context": context, "sources": [source_summary(h) for h in hits]}
+    return tools.book_context_for(_retriever(), body)
 
 
 @router.get("/tools", tags=["tools"])
