@@ -13,12 +13,15 @@ import shutil
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.support.paths import ROOT
+from tests.support.paths import ROOT, SAMPLE_DOCS
+from tests.support.stubs import StubServer
+from tests.support.upstreams import COHERE_DIM, embed_reply
 
 CHILD = ROOT / "benchmarks" / "child.py"
 _OURS = re.compile(r"^(QDRANT_|COHERE_|CO_API_|EMBEDDING_|LLM_|AUTH_|API_KEY|RATE_LIMIT|POWERTOOLS_TRACE|"
@@ -36,13 +39,15 @@ def index_copy(indexed_book: dict[str, str], tmp_path_factory: pytest.TempPathFa
     return target
 
 
-def cold_start(index: Path, tmp_path: Path, *events: str) -> list[dict[str, Any]]:
+def cold_start(index: Path, tmp_path: Path, *events: str, function: str = "retrieval",
+               **env_overrides: str) -> list[dict[str, Any]]:
     """Run `events` in order in a fresh process; per event: its status, new modules, new factory misses."""
     env = {k: v for k, v in os.environ.items() if not _OURS.match(k)}
-    env.update({"QDRANT_PATH": str(index), "EMBEDDING_PROVIDER": "local"})
+    env.update({"QDRANT_PATH": str(index), "EMBEDDING_PROVIDER": "local", **env_overrides})
     out = tmp_path / "result.json"
-    subprocess.run([sys.executable, str(CHILD), "cold", "--track", "--out", str(out), "--events", *events],
-                   env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=300)
+    subprocess.run([sys.executable, str(CHILD), "cold", "--track", "--function", function, "--out", str(out),
+                    "--events", *events], env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                   timeout=300)
     responses: list[dict[str, Any]] = json.loads(out.read_text())["responses"]
     return responses
 
@@ -58,6 +63,43 @@ def test_scheduled_warm_up_leaves_the_container_fully_initialised(index_copy: Pa
     assert retrieve["status"] == 200
     assert retrieve["new_modules"] == []  # ...so the first real request imports nothing
     assert retrieve["new_misses"] == {}  # ...and builds no client
+
+
+@pytest.fixture(scope="module")
+def cohere_stub() -> Iterator[StubServer]:
+    with StubServer() as server:
+        server.on("/v2/embed", embed_reply(COHERE_DIM))
+        yield server
+
+
+@pytest.fixture(scope="module")
+def cohere_index(cohere_stub: StubServer, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """The deployed configuration's embedder (Cohere, here its stub on 127.0.0.1) over the sample book."""
+    env = {"EMBEDDING_PROVIDER": "cohere", "COHERE_API_KEY": "cold-start-test-key", "COHERE_BASE_URL": cohere_stub.url,
+           "QDRANT_PATH": str(tmp_path_factory.mktemp("cohere-cold") / "qdrant")}
+    subprocess.run([sys.executable, "-m", "bookrag.devtools.cli", "ingest", str(SAMPLE_DOCS)], check=True,
+                   env={**{k: v for k, v in os.environ.items() if not _OURS.match(k)}, **env},
+                   capture_output=True, timeout=300)
+    return env
+
+
+@pytest.mark.parametrize(("function", "event"), [("retrieval", "retrieve-valid.json"), ("agent", "answer-valid.json")])
+def test_warm_up_leaves_the_deployed_configuration_ready(cohere_index: dict[str, str], tmp_path: Path,
+                                                         function: str, event: str) -> None:
+    index = Path(cohere_index["QDRANT_PATH"])
+    warm_up, request = cold_start(index, tmp_path, "scheduled-warmup.json", event, function=function, **cohere_index)
+
+    assert "cohere" in heavy(warm_up["new_modules"])  # the SDK and its client are loaded by the warm-up...
+    assert request["status"] == 200
+    assert request["new_modules"] == []  # ...so the first real request imports nothing
+    assert request["new_misses"] == {}
+
+
+def test_health_in_the_deployed_configuration_loads_no_cohere(cohere_index: dict[str, str], tmp_path: Path) -> None:
+    (health,) = cold_start(Path(cohere_index["QDRANT_PATH"]), tmp_path, "health.json", **cohere_index)
+
+    assert health["status"] == 200
+    assert heavy(health["new_modules"]) == []
 
 
 def test_health_cold_start_imports_no_heavy_sdk(index_copy: Path, tmp_path: Path) -> None:

@@ -8,12 +8,15 @@ builds nothing.
 from __future__ import annotations
 
 import base64
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bookrag.errors import BookRAGError
 from bookrag.observability import get_tracer, logger
 from bookrag.runtime.http import FunctionKind, get_handler
 from bookrag.runtime.lambda_context import SyntheticContext
+
+if TYPE_CHECKING:
+    from bookrag.config.settings import Settings
 
 
 def http_event(method: str, path: str) -> dict[str, Any]:
@@ -26,6 +29,12 @@ def http_event(method: str, path: str) -> dict[str, Any]:
                            "requestId": "warm-up", "stage": "$default", "timeEpoch": 0},
         "body": base64.b64encode(b"").decode(), "isBase64Encoded": True,
     }
+
+
+def uses_cohere(settings: Settings, kind: FunctionKind) -> bool:
+    """Whether this function calls Cohere on a request: to embed a query, to rerank, or to answer."""
+    return (settings.resolved_embedding_provider == "cohere" or settings.cohere_rerank_model is not None
+            or (kind == "agent" and settings.resolved_llm_provider == "cohere"))
 
 
 def warm(kind: FunctionKind) -> dict[str, Any]:
@@ -44,7 +53,12 @@ def warm(kind: FunctionKind) -> dict[str, Any]:
         store_ok = False
         logger.warning("warm-up: store not ready", extra={"code": exc.code})
     if kind == "agent":
-        _ = container.agent
+        container.agent.leaks("warm up")  # loads the codecs its output check reads answers through
+        import bookrag.services.conversations  # noqa: F401  (the answer route's; imported on first use)
+    if uses_cohere(container.settings, kind):  # the deployed configuration: load the SDK now, not on a request
+        from bookrag.adapters.cohere import warm_up as warm_cohere
+
+        warm_cohere(container.cohere)
     # One request through Mangum and FastAPI loads the rest of the HTTP path (anyio's thread pool,
     # request parsing, response serialisation). /api/health is open: no key checked, no rate counted.
     handler(http_event("GET", "/api/health"), SyntheticContext(function_name="bookrag-warm-up",
