@@ -7,6 +7,7 @@ Modes:
   cold    load a function's handler module the way the Lambda runtime does and invoke it with events/
           files; records the wall clock (time.time) at each response, so the parent, which noted the
           time just before it spawned this process, gets "fresh process to first complete response".
+  restored  SnapStart as deployed: init, before-snapshot and after-restore hooks, then the events
   warm    cold, then N warm invocations of POST /api/retrieve through the real handler with varied
           queries (defeating the query-embedding LRU), then M with one cached query; per-invocation
           total, embedding and search times, and RSS along the way.
@@ -128,6 +129,26 @@ def run_cold(args: Args) -> dict[str, Any]:
             before_modules, before_misses = set(sys.modules), after
         responses.append(entry)
     return {"responses": responses}
+
+
+def run_restored(args: Args) -> dict[str, Any]:
+    """SnapStart as deployed: init (handler import), the before-snapshot hooks, the after-restore hooks,
+    then `args.events`; `restored` is when the restored container's first request could arrive."""
+    load_handler, context = lambda_tools()
+    events = [load_event(name) for name in args.events]
+    handler = load_handler(args.function, root=Path(args.code_root))
+    from bookrag.runtime.snapstart import registered_hooks
+
+    for hook in registered_hooks("before_snapshot"):
+        hook()
+    for hook in registered_hooks("after_restore"):
+        hook()
+    restored = time.time()
+    responses = []
+    for name, event in zip(args.events, events, strict=True):
+        response = handler.lambda_handler(event, context)
+        responses.append({"event": name, "t": time.time(), "status": status_of(response)})
+    return {"responses": responses, "restored": restored}
 
 
 def _queries(n: int) -> list[str]:
@@ -336,7 +357,8 @@ def main() -> None:
     Path(args.out).write_text(json.dumps(result))
 
 
-MODES = {"naive": run_naive, "cold": run_cold, "warm": run_warm, "ingest": run_ingest, "mcpwarm": run_mcpwarm}
+MODES = {"naive": run_naive, "cold": run_cold, "restored": run_restored, "warm": run_warm, "ingest": run_ingest,
+         "mcpwarm": run_mcpwarm}
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ Scope = dict[str, Any]
 LOOPBACK_HOSTS = ("127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost", "[::1]")
 LOOPBACK_ORIGINS = ("http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*",
                     "http://127.0.0.1", "http://localhost", "http://[::1]")
+PROTOCOL_VERSION = "2026-07-28"  # the stateless revision this endpoint speaks
 MAX_BODY_BYTES = 16 * 1024  # as the web app's BodySizeLimit, which answers first; this is the SDK's own check
 
 
@@ -54,16 +55,57 @@ def _security(configured: str, gateway_domain: str | None) -> TransportSecurityS
                                      allowed_origins=[*LOOPBACK_ORIGINS, *remote])
 
 
-def prepare(tool_set: Literal["retrieval", "all"] = "all") -> None:
-    """Load the SDK and build the server now (SnapStart's before-snapshot hook), not on the first request."""
-    import importlib
+def prepare(tool_set: Literal["retrieval", "all"] = "all") -> int:
+    """Load the SDK, build the server and run one `tools/list` exchange through it now (SnapStart's
+    before-snapshot hook), so a restored container's first MCP request finds the SDK's message models
+    and request path built. `tools/list` touches neither the store nor a paid API."""
+    import asyncio
 
-    from bookrag.mcp.server import build_server
+    import bookrag.services.operations  # noqa: F401  (what a tools/call runs; imported on first use)
 
-    for module in ("mcp.server.streamable_http_manager", "mcp.server.transport_security"):
-        importlib.import_module(module)
-    build_server(tool_set)
     _security("", None)
+    # On the loop Mangum will use (it asks for the thread's current one): anyio.run would close its own
+    # loop and leave the thread without one.
+    loop = asyncio.get_event_loop_policy().get_event_loop()
+    return loop.run_until_complete(_list_tools_once(McpEndpoint(tool_set)))  # the exchange's status (200)
+
+
+async def _list_tools_once(endpoint: McpEndpoint) -> int:
+    import json
+
+    import anyio
+
+    meta = {"io.modelcontextprotocol/protocolVersion": PROTOCOL_VERSION,
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {"name": "bookrag-warm-up", "version": "1"}}
+    body = json.dumps({"jsonrpc": "2.0", "id": 0, "method": "tools/list", "params": {"_meta": meta}}).encode()
+    headers = [(b"host", b"127.0.0.1"), (b"content-type", b"application/json"),
+               (b"accept", b"application/json, text/event-stream"),
+               (b"mcp-protocol-version", PROTOCOL_VERSION.encode()), (b"mcp-method", b"tools/list")]
+    scope: Scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
+                    "scheme": "http", "path": "/mcp", "raw_path": b"/mcp", "query_string": b"", "root_path": "",
+                    "headers": headers, "client": ("127.0.0.1", 0), "server": ("127.0.0.1", 80), "state": {}}
+    done = anyio.Event()
+    delivered = False
+    status = 0
+
+    async def receive() -> dict[str, Any]:
+        nonlocal delivered
+        if not delivered:
+            delivered = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        await done.wait()  # a client that stays connected until the reply is complete
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        nonlocal status
+        if message["type"] == "http.response.start":
+            status = message["status"]
+        elif message["type"] == "http.response.body" and not message.get("more_body", False):
+            done.set()
+
+    await endpoint(scope, receive, send)
+    return status
 
 
 class McpEndpoint:
