@@ -53,6 +53,21 @@ def test_two_part_question_gets_both_parts(book_env: Any) -> None:
     assert {"module-1-ros2/nodes-topics.md", "module-1-ros2/services-actions.md"} <= files
 
 
+def test_question_asking_two_things_searches_each_clause(book_env: Any) -> None:
+    # Two chapters: the whole question's top chunks are about QoS, none holds the launch-file section.
+    question = "What does a ROS 2 launch file do, and which QoS setting makes a late subscriber get the last message?"
+    _, hits = book_context(container_for(book_env).agent.retriever, question)
+    assert "Launch files" not in {h.section_heading for h in hits}
+
+    response = ask(question)
+
+    assert not response.is_refusal
+    assert "Durability" in response.answer
+    assert "launch files in Python" in response.answer  # from the section the second clause's search found
+    assert {"module-1-ros2/nodes-topics.md", "module-1-ros2/services-actions.md"} <= {
+        s.source_file for s in response.sources}
+
+
 def test_right_section_first_is_not_refused_for_weak_evidence(book_env: Any) -> None:
     question = ("My subscriber asks for reliable delivery but the camera publishes best effort, and I receive "
                 "nothing. Why?")

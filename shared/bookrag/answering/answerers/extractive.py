@@ -63,6 +63,7 @@ higher than MiniLM's, so the bars are raised by 0.1): recalibrate when a Cohere 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -107,9 +108,18 @@ _LIST_RATIO = 0.75  # a list in the best unit's section joins it if it scores th
 _MAX_WITH_LIST = 2  # a list and its definition are enough
 _OTHER_SECTION_RATIO = 0.9  # another section's unit needs this share of the best score (focus)
 _SECOND_WEIGHT = 0.5  # a section's second-best unit, in the section's score
+_MIN_PART_TERMS = 3  # a clause with fewer content words is not searched on its own
+PART_TOP_K = 3  # chunks kept per searched clause
+_MIN_PART_BUDGET_S = 2.0  # the request's deadline must leave this much for a clause's search
 _INTRO_RATIO = 0.75  # a titled section of the page joins the page's introduction from this share of its score
 
 
+
+
+def searched_parts(question: str) -> list[str]:
+    """The clauses of `question` the answerer searches on their own (`ExtractiveAnswerer.part_hits`)."""
+    # "a topic" and "a service" of "the difference between ...": the whole question finds both.
+    return [p for p in QuestionShape.of(question).parts if len(tokenize(p)) >= _MIN_PART_TERMS]
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,10 +158,27 @@ class ExtractiveAnswerer:
             return Draft(REFUSAL, refused=True, reason="no_relevant_context")
         if self.unknown_terms(question, hits, deadline).off_book:
             return Draft(REFUSAL, refused=True, reason="weak_evidence")
-        chosen = self.select(self.score(question, hits), question)
+        part_hits = self.part_hits(question, hits, retrieve, deadline)
+        chosen = self.select(self.score(question, hits, part_hits), question)
         if not chosen:
             return Draft(REFUSAL, refused=True, reason="weak_evidence")
-        return self.compose(chosen, hits)
+        return self.compose(chosen, [*hits, *part_hits])
+
+    def part_hits(self, question: str, hits: list[SearchHit], retrieve: Retrieve,
+                  deadline: Deadline) -> list[SearchHit]:
+        """Chunks retrieved for each clause of a question that asks two things ("Should X run in the cloud,
+        and which standard covers Y?"): the whole question's top chunks often serve one clause only.
+        Through the agent's `retrieve`, so they are part of what it retrieved (and may be cited)."""
+        have = {h.chunk_id for h in hits}
+        extra: list[SearchHit] = []
+        for part in searched_parts(question):
+            if deadline.remaining() < _MIN_PART_BUDGET_S:
+                break
+            for hit in retrieve(part)[:PART_TOP_K]:
+                if hit.chunk_id not in have:
+                    have.add(hit.chunk_id)
+                    extra.append(hit)
+        return extra
 
     # --- steps, public for calibration and tests -----------------------------------------------
 
@@ -187,10 +214,15 @@ class ExtractiveAnswerer:
     def _in_book(self, term: str) -> bool:
         return self.retriever.uses_term(term)
 
-    def score(self, question: str, hits: list[SearchHit]) -> list[Scored]:
-        """Every unit of `hits`, best first. Raises `EmbeddingError`."""
+    def score(self, question: str, hits: list[SearchHit], part_hits: Sequence[SearchHit] = ()) -> list[Scored]:
+        """Every unit of `hits` and `part_hits`, best first. Raises `EmbeddingError`.
+
+        A unit of `part_hits` (retrieved for one clause of the question) competes for its clause; for the
+        whole question its chunk's retrieval score, which measured the clause, is not counted."""
         units: list[_Candidate] = []
         seen: set[str] = set()
+        by_part = {h.chunk_id for h in part_hits}
+        hits = [*hits, *part_hits]
         for hit in hits:
             path = list(hit.payload.heading_path)
             headings = {hit.section_heading, hit.payload.doc_title, *path}
@@ -234,7 +266,7 @@ class ExtractiveAnswerer:
                 heading = len(words & cand.section_terms) / len(words) if words else 0.0
                 values.append(w * max(0.0, float(cosines[k, i])) + (1 - w) * overlap + _HEADING_BONUS * heading)
             # The retrieval's own judgement of the chunk: the right section is usually ranked first.
-            value = values[0] + _CHUNK_WEIGHT * cand.hit.score
+            value = values[0] + (0.0 if cand.hit.chunk_id in by_part else _CHUNK_WEIGHT * cand.hit.score)
             if shape.wants_list and cand.unit.items:
                 value += _LIST_BONUS
             overlap0 = len(wanted[0] & terms) / len(wanted[0]) if wanted[0] else 0.0
