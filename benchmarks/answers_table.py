@@ -1,6 +1,6 @@
-"""Render benchmarks/answers.md tables from benchmarks/answers/{before,after,after2}-<set>.json.
+"""Render benchmarks/answers.md tables from benchmarks/answers/{before,after,after2,after3}-<set>.json.
 
-`bookrag eval --answers` writes them; `after2` is the second round ("after, round 2"); a missing stage is left out.
+`bookrag eval --answers` writes them; `after2` and `after3` are the second and third rounds; a missing stage is left out.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent / "answers"
 SETS = ("sample-book", "agent-sample-book", "textbook-2", "textbook-2-answers")
-STAGES = {"before": "before", "after": "after", "after2": "after, round 2"}
+STAGES = {"before": "before", "after": "after", "after2": "after, round 2", "after3": "after, round 3"}
 
 
 def pct(value: float | None) -> str:

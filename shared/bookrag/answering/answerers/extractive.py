@@ -17,7 +17,9 @@ How it decides (deterministic, no network beyond the configured embedder and sto
    question's stemmed content words (`bookrag.text.bm25.tokenize`) found in the unit or its headings,
    `heading` the share found in its own section heading, and `chunk_cosine` the retrieval's score
    for the unit's chunk (the right section is usually ranked first). Each part of a multi-part
-   question is scored the same way on its own (its chunk's retrieval score included).
+   question is scored the same way on its own (its chunk's retrieval score included). A clause of a
+   question that asks two things is also searched on its own (`part_hits`): its chunks compete for
+   that clause, without their retrieval score for the whole question.
 4. It refuses (`weak_evidence`) when the question is about something the book never mentions:
    its words are looked up in the retrieved chunks, then (at most 8 lookups, within the request's
    deadline) in the book's sparse index, which holds every stemmed term of the book. Off-book if
