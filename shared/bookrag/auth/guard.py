@@ -51,10 +51,12 @@ API_KEY_HEADER = "x-api-key"  # a header only: keys in a query string end up in 
 AUTHORIZATION_HEADER = "authorization"
 _BEARER = "bearer "
 WINDOW_S = 60
-# A path that is served without a key. Health is answered before the app on Lambda and by the gateway
+# Paths served without a key. Health is answered before the app on Lambda and by the gateway
 # without the authorizer: load balancers and uptime probes hold no key, it makes no paid call, and it
-# shows configuration names only (never a secret, a host with credentials or a key).
-OPEN_PATHS = frozenset({"/api/health"})
+# shows configuration names only (never a secret, a host with credentials or a key). The widget's files
+# and the demo page are what a public page loads before it can present any key; they are static code
+# and the book's own text, and make no paid call.
+OPEN_PATHS = frozenset({"/api/health", "/demo", "/widget/v1/bookrag.js", "/widget/v1/bookrag.css"})
 
 # Compared against when the key is malformed or its id unknown, so every failure costs the same work.
 _DUMMY_HASH = hashlib.sha256(b"bookrag-no-such-key").hexdigest()

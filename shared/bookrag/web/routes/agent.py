@@ -43,10 +43,23 @@ def answer(body: AnswerRequest, request: Request) -> Response:
     return response
 
 
-_STREAM: dict[int | str, dict[str, Any]] = {200: {"description": "Server-Sent Events: `sources` ({sources}), `delta` ({text}) as the answer is "
-                                "written, then `final` (exactly the /api/answer response) or `error` (the "
-                                "error envelope)",
-                 "content": {"text/event-stream": {"schema": {"type": "string"}}}}}
+def _event(name: str, data: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "object", "required": ["event", "data"],
+            "properties": {"event": {"const": name},
+                           "data": {"type": "string", "contentMediaType": "application/json", "contentSchema": data}}}
+
+
+# OpenAPI 3.1: the media type's `schema` describes one event (3.2 would call it `itemSchema`).
+_STREAM: dict[int | str, dict[str, Any]] = {200: {
+    "description": "Server-Sent Events: `sources` ({sources}), `delta` ({text}) as the answer is written, then "
+                   "`final` (exactly the /api/answer response) or `error` (the error envelope)",
+    "content": {"text/event-stream": {"schema": {"oneOf": [
+        _event("sources", {"type": "object", "required": ["sources"], "properties": {
+            "sources": {"type": "array", "items": {"$ref": "#/components/schemas/Source"}}}}),
+        _event("delta", {"type": "object", "required": ["text"], "properties": {"text": {"type": "string"}}}),
+        _event("final", {"$ref": "#/components/schemas/Response"}),
+        _event("error", {"$ref": "#/components/schemas/AnswerErrorBody"}),
+    ]}}}}}
 
 
 @router.post("/answer/stream", response_class=StreamingResponse, responses={**_STREAM, **_ERRORS}, tags=["agent"])
