@@ -40,7 +40,8 @@ def encode(event: AgentEvent) -> bytes:
     return frame("final", event.response.model_dump(mode="json", exclude_none=True))
 
 
-def _frames(first: AgentEvent, rest: Iterator[AgentEvent]) -> Iterator[bytes]:
+def frames(first: AgentEvent, rest: Iterator[AgentEvent]) -> Iterator[bytes]:
+    """`first`, then the rest of the events; a failure among them becomes the stream's `error` event."""
     yield encode(first)
     try:
         for event in rest:
@@ -59,5 +60,5 @@ def event_stream(events: Iterator[AgentEvent]) -> StreamingResponse:
     session and retrieval errors still get their own status and the JSON envelope."""
     first = next(events)
     # no-cache and no proxy buffering: each event should reach the reader as soon as it is written.
-    return StreamingResponse(_frames(first, events), media_type=MEDIA_TYPE,
+    return StreamingResponse(frames(first, events), media_type=MEDIA_TYPE,
                              headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
