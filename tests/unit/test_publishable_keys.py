@@ -145,3 +145,29 @@ def test_the_authorizer_applies_the_same_rules() -> None:
     assert authorize_http_api(_event(publishable, SITE, "/api/tools"), guard) == {"isAuthorized": False}
     assert authorize_http_api(_event(secret, SITE), guard) == {"isAuthorized": False}
     assert authorize_http_api(_event(secret, None, "/api/tools"), guard)["isAuthorized"] is True
+
+
+def test_mint_key_publishable_prints_the_key_once_and_its_setting_entry() -> None:
+    from typer.testing import CliRunner
+
+    from bookrag.devtools.cli import app
+
+    result = CliRunner().invoke(app, ["mint-key", "book site", "--publishable", "--origin", "https://Book.Example"])
+
+    assert result.exit_code == 0, result.output
+    plaintext = result.stdout.strip()
+    assert plaintext.startswith("brk_pub_") and result.output.count(plaintext) == 1
+    entry = result.stderr.split("API_KEY_HASHES entry: ")[1].split()[0]
+    assert entry.endswith("@https://book.example")
+    assert InMemoryKeyStore.from_setting(entry).get(str(key_id_of(plaintext))) is not None
+
+
+@pytest.mark.parametrize("args", [["--publishable"], ["--origin", SITE], ["--publishable", "--origin", "https://a/b"]])
+def test_mint_key_refuses_a_publishable_key_without_valid_sites(args: list[str]) -> None:
+    from typer.testing import CliRunner
+
+    from bookrag.devtools.cli import app
+
+    result = CliRunner().invoke(app, ["mint-key", "site", *args])
+
+    assert result.exit_code == 2 and "brk_" not in result.output
