@@ -9,10 +9,12 @@ from collections.abc import Callable
 import pytest
 from fastapi.testclient import TestClient
 
+from bookrag.auth.guard import OPEN_PATHS
 from bookrag.auth.keys import mint_key
 from bookrag.config.settings import Settings
 from bookrag.web.app import create_app
 from bookrag.web.demo import markdown
+from tests.support.template import http_routes, load_template
 
 SITE = "https://book.example"
 TEST_IDS = ("bookrag-input", "bookrag-send", "bookrag-answer", "bookrag-citation", "bookrag-ask-selection",
@@ -110,3 +112,18 @@ def test_a_publishable_key_answers_its_site_and_errors_are_readable_there(use_en
         assert publishable not in refused.text and secret not in refused.text
         assert ("access-control-allow-origin" in refused.headers) == (headers.get("Origin") == SITE)
     assert client.post("/api/answer", json=body, headers={"X-API-Key": secret}).status_code == 200
+
+
+def test_the_template_routes_the_reader_s_side_and_its_cors_comes_from_a_parameter() -> None:
+    template = load_template()
+    routes = http_routes(template)
+
+    assert ("POST", "/api/answer/stream") in routes
+    open_routes = {path for (_, path), props in routes.items() if props.get("Auth") == {"Authorizer": "NONE"}}
+    assert open_routes == set(OPEN_PATHS)  # exactly what the app serves without a key
+    cors = template["Resources"]["BookApi"]["Properties"]["CorsConfiguration"]["!If"]
+    assert cors[0] == "HasCorsOrigins"
+    assert cors[1]["AllowOrigins"] == {"!Split": [",", {"!Ref": "CorsAllowedOrigins"}]}
+    assert {"x-api-key", "content-type"} <= set(cors[1]["AllowHeaders"])
+    environment = template["Globals"]["Function"]["Environment"]["Variables"]
+    assert environment["CORS_ALLOWED_ORIGINS"] == {"!Ref": "CorsAllowedOrigins"}
