@@ -68,6 +68,7 @@ sam-check: sam-setup
 bench: setup
 	$(PY) benchmarks/suite.py
 	$(PY) benchmarks/mcp_bench.py
+	$(PY) benchmarks/stream_bench.py
 
 # The MCP endpoint's targets alone (warm tool call vs REST, cold start vs REST, no SDK import on health or
 # warm-up) -> benchmarks/mcp-results.json, mcp-results.md.
