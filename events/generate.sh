@@ -53,6 +53,11 @@ http answer-session-id-invalid POST api/answer '{"query": "And then?", "session_
 http answer-selection-too-long POST api/answer "{\"query\": \"Explain this\", \"selected_text\": \"$selection\"}"
 http answer-selection-empty POST api/answer '{"query": "Explain this", "selected_text": ""}'
 http answer-conversation-conflict POST api/answer '{"query": "And then?", "session_id": "ses_0000000000000000000000000000000A", "history": [{"question": "What is ROS 2?"}]}'
+# The reader's side (issue 15): the streamed answer, the widget's script and the demo page.
+http answer-stream-valid POST api/answer/stream '{"query": "How do I install ROS 2 Humble?"}'
+http answer-stream-empty POST api/answer/stream '{"query": ""}'
+http widget-js GET widget/v1/bookrag.js
+http demo GET demo
 "$SAM" local generate-event cloudwatch scheduled-event > scheduled-warmup.json
 
 # MCP (2026-07-28, stateless streamable HTTP): one JSON-RPC request per POST /mcp, its protocol version,

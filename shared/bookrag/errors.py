@@ -104,6 +104,31 @@ class InvalidApiKeyError(CallerAuthError):
     public_message = "The API key is not valid"
 
 
+class KeyNotAllowedError(CallerAuthError):
+    """A valid key used where its kind may not be: 403, the key is known but not accepted here."""
+
+    code = "KEY_NOT_ALLOWED"
+    http_status = 403
+    public_message = "This API key may not be used for this request"
+
+
+class OriginNotAllowedError(KeyNotAllowedError):
+    code = "ORIGIN_NOT_ALLOWED"
+    public_message = "This publishable key may not be used from this site (Origin)"
+
+
+class SecretKeyInBrowserError(KeyNotAllowedError):
+    code = "SECRET_KEY_IN_BROWSER"
+    public_message = ("A secret API key is never accepted from a web page; use a publishable key "
+                      "(bookrag mint-key --publishable)")
+
+
+class KeyScopeError(KeyNotAllowedError):
+    code = "KEY_SCOPE"
+    public_message = ("A publishable key may only answer and retrieve (POST /api/answer, /api/answer/stream, "
+                      "/api/retrieve)")
+
+
 class RateLimitedError(RateLimited, BookRAGError):
     """Too many requests for one API key, or too many failed authentications from one source IP."""
 

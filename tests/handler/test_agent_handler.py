@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import json
 import re
 from typing import Any
 
@@ -74,3 +76,35 @@ def test_the_agent_is_built_once_per_container(agent_handler: Any, invoke: Any) 
 
     assert current().agent is agent and current().retriever is retriever
     assert set(current().built_names()) == built
+
+
+def _sse(response: dict[str, Any]) -> list[tuple[str, Any]]:
+    raw = response["body"]
+    if response.get("isBase64Encoded"):
+        raw = base64.b64decode(raw).decode()
+    blocks = [b.split("\n") for b in raw.split("\n\n") if b]
+    return [(kind.removeprefix("event: "), json.loads(data.removeprefix("data: "))) for kind, data in blocks]
+
+
+def test_answer_stream_behind_mangum_is_the_whole_event_stream_at_once(agent_handler: Any, invoke: Any) -> None:
+    response = invoke(agent_handler, "answer-stream-valid.json")
+
+    assert response["statusCode"] == 200
+    assert response["headers"]["content-type"].startswith("text/event-stream")
+    events = _sse(response)
+    assert events[0][0] == "sources" and events[-1][0] == "final"
+    assert events[-1][1] == body_of(invoke(agent_handler, "answer-valid.json"))
+
+
+def test_answer_stream_bad_input_is_the_json_envelope(agent_handler: Any, invoke: Any) -> None:
+    response = invoke(agent_handler, "answer-stream-empty.json")
+
+    assert response["statusCode"] == 400 and body_of(response)["code"] == "INVALID_QUERY"
+
+
+def test_the_widget_and_the_demo_page_are_served_by_the_agent_function(agent_handler: Any, invoke: Any) -> None:
+    script = invoke(agent_handler, "widget-js.json")
+    demo = invoke(agent_handler, "demo.json")
+
+    assert script["statusCode"] == 200 and script["headers"]["content-type"].startswith("text/javascript")
+    assert demo["statusCode"] == 200 and "/widget/v1/bookrag.js" in demo["body"]

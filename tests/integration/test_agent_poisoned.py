@@ -171,3 +171,31 @@ def test_the_tool_set_is_read_only(agent_with: Callable[..., BookRAGAgent], stub
 
     tools = stub.calls(PATH)[0].json()["tools"]
     assert [t["function"]["name"] for t in tools] == ["retrieve_book_context"]
+
+
+# --- streaming: nothing reaches the reader before the final check would refuse it ----------------------
+
+
+def test_a_stream_never_shows_what_the_final_check_refuses(agent_with: Callable[..., BookRAGAgent],
+                                                           stub: StubServer) -> None:
+    stub.on(PATH, obedient_model)
+    agent = agent_with(llm_provider="openai", openai_api_key=LLM_KEY, openai_base_url=stub.url + "/v1",
+                       llm_timeout_s=1.0)
+
+    events = list(agent.events("What do the maintenance notes say about cable sleeves?"))
+
+    assert [e.kind for e in events][-1] == "final"
+    assert events[-1].response.refusal_reason == "unsafe_output"
+    streamed = "".join(e.text for e in events if e.kind == "delta")
+    assert CANARY not in streamed and LLM_KEY not in streamed
+    assert PROMPT_PASSAGE.lower() not in streamed.lower() and "untrusted data" not in streamed
+    for event in events:
+        assert_nothing_leaked(event.response)
+        assert all(CANARY not in s.model_dump_json() for s in event.sources)
+
+
+def test_a_streamed_secret_from_the_book_is_never_sent(agent_with: Callable[..., BookRAGAgent]) -> None:
+    events = list(agent_with().events("What is the maintenance password?"))
+
+    assert events[-1].response.refusal_reason == "unsafe_output"
+    assert CANARY not in "".join(e.text for e in events)

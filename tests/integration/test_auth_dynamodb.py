@@ -12,7 +12,14 @@ import pytest
 from bookrag.auth.dynamodb import DynamoDBCounter, DynamoDBKeyStore, build_client
 from bookrag.auth.guard import Guard
 from bookrag.auth.keys import key_id_of
-from bookrag.errors import AuthUnavailableError, BookRAGError, InvalidApiKeyError, RateLimitedError
+from bookrag.errors import (
+    AuthUnavailableError,
+    BookRAGError,
+    InvalidApiKeyError,
+    OriginNotAllowedError,
+    RateLimitedError,
+    SecretKeyInBrowserError,
+)
 from tests.support.aws import API_KEYS_TABLE, RATE_LIMIT_TABLE, AuthTables, FakeClock
 
 IP = "203.0.113.7"
@@ -134,3 +141,44 @@ def test_no_table_ever_holds_the_key(auth_tables: AuthTables) -> None:
 
     stored: list[Any] = auth_tables.items(API_KEYS_TABLE) + auth_tables.items(RATE_LIMIT_TABLE)
     assert stored and secret not in repr(stored)
+
+
+def test_a_publishable_key_record_keeps_its_kind_and_sites(auth_tables: AuthTables) -> None:
+    plaintext = auth_tables.mint("book site", origins=["https://book.example", "https://mirror.example"])
+    key_id = key_id_of(plaintext)
+    assert key_id
+
+    record = DynamoDBKeyStore(build_client(), API_KEYS_TABLE).get(key_id)
+
+    assert record and record.kind == "publishable"
+    assert record.origins == ("https://book.example", "https://mirror.example")
+    (item,) = auth_tables.items(API_KEYS_TABLE)
+    assert item["kind"] == {"S": "publishable"} and plaintext not in str(item)
+
+
+def test_a_record_without_a_kind_is_a_secret_key(auth_tables: AuthTables) -> None:
+    plaintext = auth_tables.mint()  # as stored before publishable keys existed: no kind, no origins
+    (item,) = auth_tables.items(API_KEYS_TABLE)
+    assert "kind" not in item
+
+    with pytest.raises(SecretKeyInBrowserError):
+        dynamo_guard().admit(plaintext, IP, origin="https://book.example", path="/api/answer")
+    assert dynamo_guard().admit(plaintext, IP, path="/api/answer")
+
+
+def test_a_publishable_key_is_checked_and_its_readers_counted_through_the_tables(auth_tables: AuthTables) -> None:
+    plaintext = auth_tables.mint("book site", origins=["https://book.example"])
+    client = build_client()
+    # Two containers share the table: a reader's share is counted once across them.
+    first, second = (Guard(DynamoDBKeyStore(client, API_KEYS_TABLE), DynamoDBCounter(client, RATE_LIMIT_TABLE),
+                           rate_limit_per_minute=100, failure_limit_per_minute=5, publishable_limit_per_minute=2,
+                           clock=FakeClock()) for _ in range(2))
+
+    first.admit(plaintext, IP, origin="https://book.example", path="/api/answer/stream")
+    second.admit(plaintext, IP, origin="https://book.example", path="/api/answer")
+    with pytest.raises(RateLimitedError):
+        first.admit(plaintext, IP, origin="https://book.example", path="/api/answer")
+    with pytest.raises(OriginNotAllowedError):
+        second.admit(plaintext, "198.51.100.9", origin="https://other.example", path="/api/answer")
+    buckets = {item["bucket"]["S"].split("#")[0] for item in auth_tables.items(RATE_LIMIT_TABLE)}
+    assert buckets == {"pub", "key"}

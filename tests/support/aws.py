@@ -43,14 +43,16 @@ class AuthTables:
         return {"AUTH_ENABLED": "true", "API_KEYS_TABLE": API_KEYS_TABLE, "RATE_LIMIT_TABLE": RATE_LIMIT_TABLE,
                 "RATE_LIMIT_PER_MINUTE": str(rate_limit), "AUTH_FAILURE_LIMIT_PER_MINUTE": str(failure_limit)}
 
-    def mint(self, owner: str = "tests", *, enabled: bool = True, rate_limit: int | None = None) -> str:
-        """Store a new key's record the way an administrator would; return the plaintext key."""
+    def mint(self, owner: str = "tests", *, enabled: bool = True, rate_limit: int | None = None,
+             origins: list[str] | None = None) -> str:
+        """Store a new key's record the way an administrator would (`origins`: a publishable key); return
+        the plaintext key."""
         from dataclasses import replace
 
         from bookrag.auth.dynamodb import record_item
         from bookrag.auth.keys import mint_key
 
-        plaintext, record = mint_key(owner, rate_limit_per_minute=rate_limit)
+        plaintext, record = mint_key(owner, rate_limit_per_minute=rate_limit, origins=origins)
         self.client.put_item(TableName=API_KEYS_TABLE, Item=record_item(replace(record, enabled=enabled)))
         return plaintext
 

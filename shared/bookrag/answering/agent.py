@@ -30,13 +30,22 @@ Errors are raised as our typed errors (`bookrag.errors`); the web layer maps the
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Generator, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import SecretStr
 
 from bookrag import errors
-from bookrag.answering.answerers.base import SYSTEM_PROMPT, Answerer, Deadline, Draft
+from bookrag.answering.answerers.base import (
+    CITATION,
+    SYSTEM_PROMPT,
+    Answerer,
+    Deadline,
+    Draft,
+    draft_sentences,
+    stream_draft,
+)
 from bookrag.answering.answerers.grounding import ground
 from bookrag.answering.answerers.spans import quotes_for
 from bookrag.answering.citations import Ledger, verify_citations
@@ -54,7 +63,7 @@ from bookrag.retrieval.retriever import Retriever, SearchOptions
 if TYPE_CHECKING:
     from bookrag.config.settings import Settings
 
-__all__ = ["BookRAGAgent", "validate_query"]
+__all__ = ["AgentEvent", "BookRAGAgent", "validate_query"]
 
 AGENT_DEADLINE_S = 20.0
 MAX_QUERY_CHARS = POLICIES["agent"].max_query_chars
@@ -104,6 +113,17 @@ class BookRAGAgent:
         With a `conversation`, a follow-up is first resolved into a standalone question (the response's
         `standalone_question`), and a selection scopes retrieval to its passage when it is the book's
         text (`selection_in_book`); without one, the agent contract's `Response`, unchanged."""
+        for event in self.events(query, conversation, stream=False):
+            if event.kind == "final":
+                return event.response
+        raise AssertionError("the agent's events always end with the final response")  # pragma: no cover
+
+    def events(self, query: str, conversation: Conversation | None = None, *,
+               stream: bool = True) -> Iterator[AgentEvent]:
+        """The same request as `run`, step by step: the retrieved sections (`sources`), the answer's
+        text as the answerer produces it (`delta`, streamed text that passes the leak guard so far),
+        then `final` with exactly the `Response` that `run` returns (citations verified, or the
+        refusal). `stream=False` skips the first two (what `run` does). Raises as `run` does."""
         question = validate_query(query)
         deadline = Deadline(AGENT_DEADLINE_S)
         ledger = Ledger()
@@ -111,21 +131,63 @@ class BookRAGAgent:
         def retrieve(text: str) -> list[SearchHit]:
             return ledger.record(book_context(self.retriever, text)[1])
 
+        extra: dict[str, object] = {}
         if conversation is None:
-            hits = retrieve(question)
-            if not hits:
-                return self._refusal("no_relevant_context", self._nearest(question))
-            draft = self.answerer.answer(question, hits, retrieve, deadline)
-            response = self._check(draft, ledger)
+            standalone, asked, hits = question, question, retrieve(question)
         else:
-            response = self._converse(question, conversation, deadline, ledger, retrieve)
+            standalone, asked, hits, extra = self._converse(question, conversation, deadline, ledger, retrieve)
+        if not hits:
+            response = self._refusal("no_relevant_context", self._nearest(standalone)).model_copy(update=extra)
+        else:
+            if stream:
+                yield AgentEvent("sources", sources=_sections(hits, NEAREST_SECTIONS * 2))
+                draft = yield from self._relay(stream_draft(self.answerer, asked, hits, retrieve, deadline))
+            else:
+                draft = self.answerer.answer(asked, hits, retrieve, deadline)
+            response = self._check(draft, ledger).model_copy(update=extra)
         logger.debug("answered", extra={"answerer": self.answerer.name, "refused": response.is_refusal,
                                        "refusal_reason": response.refusal_reason,
                                        "sources": len(response.sources)})
-        return response
+        yield AgentEvent("final", response=response)
+
+    def _relay(self, pieces: Generator[str, None, Draft]) -> Generator[AgentEvent, None, Draft]:
+        """Whole sentences of the draft as they come, markers numbered in order of appearance as the
+        final answer numbers them. Each is checked by the leak guard with everything sent before it:
+        text the final check would refuse as `unsafe_output` must not reach the reader first."""
+        buffer, sent, blocked = "", "", False
+        numbers: dict[str, int] = {}
+
+        def release(segments: list[tuple[str, str]]) -> Iterator[AgentEvent]:
+            nonlocal sent, blocked
+            for sentence, sep in segments:
+                if blocked or not sentence.strip():
+                    continue
+                text = _numbered(sentence + sep, numbers)
+                if self.leaks(sent + text):
+                    blocked = True  # the final event carries the verdict; nothing more is streamed
+                    return
+                sent += text
+                yield AgentEvent("delta", text=text)
+
+        while True:
+            try:
+                piece = next(pieces)
+            except StopIteration as done:
+                draft: Draft = done.value
+                break
+            buffer += piece
+            segments = draft_sentences(buffer)
+            if len(segments) > 1:  # the last segment may still be growing
+                yield from release(segments[:-1])
+                buffer = segments[-1][0] + segments[-1][1]
+        if not draft.refused:
+            yield from release(draft_sentences(buffer))
+        return draft
 
     def _converse(self, question: str, conversation: Conversation, deadline: Deadline, ledger: Ledger,
-                  retrieve: Callable[[str], list[SearchHit]]) -> Response:
+                  retrieve: Callable[[str], list[SearchHit]]
+                  ) -> tuple[str, str, list[SearchHit], dict[str, object]]:
+        """(standalone question, question as put to the answerer, hits, the response's conversation fields)."""
         standalone = question
         if conversation.history:
             standalone = self.rewriter.standalone(question, conversation.history, deadline)
@@ -146,11 +208,9 @@ class BookRAGAgent:
                 ids = {h.chunk_id for h in scoped}
                 hits = [*scoped, *[h for h in retrieve(standalone) if h.chunk_id not in ids]]
             asked = with_selection(standalone, selection)
-        extra = {"standalone_question": standalone if conversation.history else None, "selection_in_book": in_book}
-        if not hits:
-            return self._refusal("no_relevant_context", self._nearest(standalone)).model_copy(update=extra)
-        draft = self.answerer.answer(asked, hits, retrieve, deadline)
-        return self._check(draft, ledger).model_copy(update=extra)
+        extra: dict[str, object] = {"standalone_question": standalone if conversation.history else None,
+                                    "selection_in_book": in_book}
+        return standalone, asked, hits, extra
 
     def _check(self, draft: Draft, ledger: Ledger) -> Response:
         nearest = sorted(ledger.hits.values(), key=lambda h: h.score, reverse=True)
@@ -185,18 +245,42 @@ class BookRAGAgent:
         return self.retriever.search(question, SearchOptions(top_k=NEAREST_SECTIONS * 2, min_score=0.0)).hits
 
     def _refusal(self, reason: str, hits: list[SearchHit]) -> Response:
-        seen: set[tuple[str, str]] = set()
-        sources: list[Source] = []
-        for hit in hits:
-            key = (hit.source_file, hit.section_heading)
-            if key not in seen and len(sources) < NEAREST_SECTIONS:
-                seen.add(key)
-                sources.append(Source.from_hit(hit))
-        return Response(answer=REFUSAL, sources=sources, is_refusal=True, refusal_reason=reason)
+        return Response(answer=REFUSAL, sources=_sections(hits, NEAREST_SECTIONS), is_refusal=True,
+                        refusal_reason=reason)
 
 
+def _sections(hits: list[SearchHit], limit: int) -> list[Source]:
+    """The first hit of each section, at most `limit`."""
+    seen: set[tuple[str, str]] = set()
+    sources: list[Source] = []
+    for hit in hits:
+        key = (hit.source_file, hit.section_heading)
+        if key not in seen and len(sources) < limit:
+            seen.add(key)
+            sources.append(Source.from_hit(hit))
+    return sources
 
 
+@dataclass(frozen=True, slots=True)
+class AgentEvent:
+    """One step of `BookRAGAgent.events`: `sources` (the sections retrieved), `delta` (answer text),
+    `final` (the complete `Response`)."""
+
+    kind: Literal["sources", "delta", "final"]
+    sources: list[Source] = field(default_factory=list)
+    text: str = ""
+    response: Response = field(default_factory=lambda: Response(answer="", sources=[], is_refusal=False,
+                                                                refusal_reason=""))
+
+
+def _numbered(text: str, numbers: dict[str, int]) -> str:
+    """`[S3]` markers as `[1]`, in order of first appearance across the stream (`numbers` is shared)."""
+
+    def renumber(match: re.Match[str]) -> str:
+        return "".join(f"[{numbers.setdefault(label, len(numbers) + 1)}]"
+                       for label in dict.fromkeys(re.findall(r"S\d+", match.group(1))))
+
+    return CITATION.sub(renumber, text)
 
 
 def _secret_values(settings: Settings) -> list[str]:

@@ -5,8 +5,8 @@ The only module that imports boto3, and only when `API_KEYS_TABLE` is set. It us
 in front of every request. botocore errors become `AuthUnavailableError`, never shown to a caller.
 
 Tables (template.yaml): `ApiKeysTable` (partition key `key_id`; `key_hash`, `owner`, `enabled`,
-`rate_limit_per_minute`, `created_at`) and `RateLimitTable` (partition key `bucket`; `hits`, and
-`expires_at` as its TTL attribute).
+`rate_limit_per_minute`, `created_at`; a publishable key's `kind` and `origins`, a string set) and
+`RateLimitTable` (partition key `bucket`; `hits`, and `expires_at` as its TTL attribute).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from bookrag.auth.keys import KeyRecord
+from bookrag.auth.keys import SECRET, KeyRecord
 from bookrag.errors import AuthUnavailableError
 
 RECORD_TTL_S = 60.0  # a revoked or disabled key stops working within this (plus the authorizer's cache TTL)
@@ -40,6 +40,9 @@ def record_item(record: KeyRecord) -> dict[str, Any]:
                             "created_at": {"N": str(record.created_at)}}
     if record.rate_limit_per_minute is not None:
         item["rate_limit_per_minute"] = {"N": str(record.rate_limit_per_minute)}
+    if record.kind != SECRET:
+        item["kind"] = {"S": record.kind}
+        item["origins"] = {"SS": list(record.origins)}
     return item
 
 
@@ -49,7 +52,10 @@ def _record(item: dict[str, Any]) -> KeyRecord | None:
         return KeyRecord(key_id=item["key_id"]["S"], key_hash=item["key_hash"]["S"],
                          owner=item.get("owner", {}).get("S", ""), enabled=item.get("enabled", {}).get("BOOL", True),
                          rate_limit_per_minute=int(limit["N"]) if limit else None,
-                         created_at=int(item.get("created_at", {}).get("N", 0)))
+                         created_at=int(item.get("created_at", {}).get("N", 0)),
+                         # An item written before key kinds existed is a secret key.
+                         kind=item.get("kind", {}).get("S", SECRET),
+                         origins=tuple(sorted(item.get("origins", {}).get("SS", []))))
     except (KeyError, TypeError, ValueError):
         return None  # a malformed record verifies nothing
 

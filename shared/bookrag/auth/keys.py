@@ -1,7 +1,13 @@
 """API keys: their format, how they are minted and hashed, the record that describes one, and the
 two ports behind which state sits (`KeyStore`, `Counter`).
 
-A key reads `brk_<key id>_<secret>`. The id (12 hex digits) finds the key's record; the secret (256 random
+Two kinds. A secret key (`brk_<key id>_<secret>`) is for servers, agents and scripts: every route, never
+from a web page. A publishable key (`brk_pub_<key id>_<secret>`) is meant to sit in a public page (the
+widget's `data-key`): it answers and retrieves only (`PUBLISHABLE_PATHS`), only for requests whose
+`Origin` is one of its sites, with a low limit per reader (`bookrag.auth.guard`). The record's `kind`
+decides, not the prefix (the prefix is for people; the hash covers it, so it cannot be edited).
+
+A key reads `brk_[pub_]<key id>_<secret>`. The id (12 hex digits) finds the key's record; the secret (256 random
 bits) is never stored: the record holds sha256 of the whole key, compared with `hmac.compare_digest`. A
 fast unsalted hash is right for a random 256-bit secret (there is nothing to brute-force offline), where a
 password KDF would add tens of milliseconds to every request."""
@@ -12,10 +18,18 @@ import hashlib
 import re
 import secrets
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from bookrag.config.origins import parse_origin
+
 KEY_PREFIX = "brk"
+PUBLISHABLE = "publishable"
+SECRET = "secret"
+# What a reader's page needs: answers (whole or streamed) and retrieval. Nothing that lists, writes or
+# reaches the MCP tools.
+PUBLISHABLE_PATHS = frozenset({"/api/answer", "/api/answer/stream", "/api/retrieve"})
 
 
 
@@ -23,7 +37,7 @@ MAX_KEY_CHARS = 128
 
 
 
-_KEY = re.compile(r"brk_([0-9a-f]{12})_([A-Za-z0-9_-]{43})")
+_KEY = re.compile(r"brk_(?:pub_)?([0-9a-f]{12})_([A-Za-z0-9_-]{43})")
 
 
 
@@ -52,19 +66,32 @@ class KeyRecord:
     enabled: bool = True
     rate_limit_per_minute: int | None = None
     created_at: int = 0
+    kind: str = SECRET  # SECRET or PUBLISHABLE; anything else verifies nothing
+    origins: tuple[str, ...] = ()  # a publishable key's sites (`Origin` values)
 
     def setting_entry(self) -> str:
         """This key's entry for the `API_KEY_HASHES` setting (local `bookrag serve`)."""
-        return f"{self.key_id}:{self.key_hash}"
+        sites = "@" + "|".join(self.origins) if self.kind == PUBLISHABLE else ""
+        return f"{self.key_id}:{self.key_hash}{sites}"
 
 
 
-def mint_key(owner: str = "", *, rate_limit_per_minute: int | None = None) -> tuple[str, KeyRecord]:
-    """A new key: (plaintext to hand to its owner once, record to store). The plaintext is never kept."""
+def mint_key(owner: str = "", *, rate_limit_per_minute: int | None = None,
+             origins: Sequence[str] | None = None) -> tuple[str, KeyRecord]:
+    """A new key: (plaintext to hand to its owner once, record to store). The plaintext is never kept.
+
+    With `origins`, a publishable key bound to those sites; raises `ValueError` for an origin that is
+    not `scheme://host[:port]`."""
     key_id = secrets.token_hex(6)
-    plaintext = f"{KEY_PREFIX}_{key_id}_{secrets.token_urlsafe(32)}"
+    kind = SECRET if origins is None else PUBLISHABLE
+    if kind == PUBLISHABLE and not origins:
+        raise ValueError("a publishable key needs at least one origin")
+    sites = tuple(dict.fromkeys(parse_origin(o) for o in origins or ()))
+    prefix = f"{KEY_PREFIX}_pub" if kind == PUBLISHABLE else KEY_PREFIX
+    plaintext = f"{prefix}_{key_id}_{secrets.token_urlsafe(32)}"
     record = KeyRecord(key_id=key_id, key_hash=hash_key(plaintext), owner=owner,
-                       rate_limit_per_minute=rate_limit_per_minute, created_at=int(time.time()))
+                       rate_limit_per_minute=rate_limit_per_minute, created_at=int(time.time()),
+                       kind=kind, origins=sites)
     return plaintext, record
 
 
@@ -76,6 +103,7 @@ class Principal:
     key_id: str
     owner: str
     rate_limit_per_minute: int
+    kind: str = SECRET
 
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from bookrag.auth.keys import KeyRecord
+from bookrag.auth.keys import PUBLISHABLE, SECRET, KeyRecord
 
 
 class InMemoryKeyStore:
@@ -15,8 +15,14 @@ class InMemoryKeyStore:
 
     @classmethod
     def from_setting(cls, entries: str) -> InMemoryKeyStore:
-        pairs = (entry.split(":", 1) for entry in entries.split(",") if entry)
-        return cls([KeyRecord(key_id=key_id, key_hash=key_hash) for key_id, key_hash in pairs])
+        """`<key id>:<hash>` entries (secret keys) and `<key id>:<hash>@<origin>|...` (publishable)."""
+        records = []
+        for entry in filter(None, entries.split(",")):
+            key_id, rest = entry.split(":", 1)
+            key_hash, _, sites = rest.partition("@")
+            records.append(KeyRecord(key_id=key_id, key_hash=key_hash, kind=PUBLISHABLE if sites else SECRET,
+                                     origins=tuple(sites.split("|")) if sites else ()))
+        return cls(records)
 
     def get(self, key_id: str) -> KeyRecord | None:
         return self._records.get(key_id)

@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from bookrag.config.origins import parse_origin
 from bookrag.errors import ConfigError
 
 EmbeddingProvider = Literal["local", "cohere"]
@@ -53,7 +54,9 @@ def _is_private(host: str) -> bool:
 
 
 _KEY_ID = r"[0-9a-f]{12}"
-_KEY_HASH_ENTRY = re.compile(rf"^{_KEY_ID}:[0-9a-f]{{64}}$")
+_ORIGIN = r"https?://[a-z0-9.\-\[\]:]+"
+# `<key id>:<sha256 hex>`, and for a publishable key `@<origin>|<origin>...` (its allowed sites).
+_KEY_HASH_ENTRY = re.compile(rf"^{_KEY_ID}:[0-9a-f]{{64}}(@{_ORIGIN}(\|{_ORIGIN})*)?$")
 
 
 class AuthSettings(BaseSettings):
@@ -74,6 +77,8 @@ class AuthSettings(BaseSettings):
     api_key_hashes: str | None = None
     rate_limit_per_minute: int = Field(default=60, ge=1, le=100_000)
     auth_failure_limit_per_minute: int = Field(default=10, ge=1, le=1_000)
+    # A publishable key is shared by every reader of a site: each reader (source IP) gets this much of it.
+    publishable_rate_limit_per_minute: int = Field(default=10, ge=1, le=1_000)
 
     @field_validator("api_keys_table", "rate_limit_table", "api_key_hashes", mode="before")
     @classmethod
@@ -88,7 +93,8 @@ class AuthSettings(BaseSettings):
         entries = [e.strip() for e in value.split(",") if e.strip()]
         if not entries or not all(_KEY_HASH_ENTRY.match(e) for e in entries):
             # Never echo the value: a pasted plaintext key would end up in the error message.
-            raise ValueError("must be comma-separated '<key id>:<sha256 hex>' entries (see bookrag mint-key)")
+            raise ValueError("must be comma-separated '<key id>:<sha256 hex>[@<origin>|...]' entries "
+                             "(see bookrag mint-key)")
         return ",".join(entries)
 
     @model_validator(mode="after")
@@ -141,6 +147,11 @@ class Settings(AuthSettings):
     chunk_overlap_tokens: int = Field(32, ge=0, le=128)
     max_document_bytes: int = Field(2_000_000, ge=1_000)
 
+    # --- browsers -------------------------------------------------------------------------------
+    # Sites whose pages may call the API (CORS), comma-separated origins; empty: none (same-origin only,
+    # e.g. /demo). A publishable key's origins must be listed here too, or browsers block its requests.
+    cors_allowed_origins: str = Field("", max_length=4000)
+
     # --- MCP ------------------------------------------------------------------------------------
     # Host names /mcp answers to besides loopback and the API Gateway domain a request came in on
     # (a custom domain, comma-separated): the DNS-rebinding check refuses any other Host header.
@@ -162,6 +173,15 @@ class Settings(AuthSettings):
     openai_base_url: str | None = None
     # Conversation sessions (DynamoDB, Lambda); unset: kept in the process's memory (`bookrag serve`).
     sessions_table: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.-]{3,255}$")
+
+    @field_validator("cors_allowed_origins")
+    @classmethod
+    def _origins(cls, value: str) -> str:
+        return ",".join(dict.fromkeys(parse_origin(o) for o in value.split(",") if o.strip()))
+
+    @property
+    def cors_origins(self) -> frozenset[str]:
+        return frozenset(o for o in self.cors_allowed_origins.split(",") if o)
 
     @field_validator("sessions_table", mode="before")
     @classmethod

@@ -278,11 +278,24 @@ def mint_key_cmd(
     owner: Annotated[str, typer.Argument(help="Who the key is for (kept with its record)")],
     rate_limit: Annotated[int | None, typer.Option(help="Requests per minute for this key")] = None,
     table: Annotated[str | None, typer.Option(help="DynamoDB table to store the hashed record in")] = None,
+    publishable: Annotated[bool, typer.Option(
+        "--publishable", help="A key for a public web page: answers and retrieval only, from --origin sites only, "
+                              "with a low limit per reader")] = False,
+    origin: Annotated[list[str] | None, typer.Option(
+        "--origin", help="A site allowed to use the publishable key, e.g. https://book.example (repeat)")] = None,
 ) -> None:
     """Mint an API key: prints the key ONCE; stores only its hash (DynamoDB, or an API_KEY_HASHES entry)."""
     from bookrag.auth.keys import mint_key
 
-    plaintext, record = mint_key(owner, rate_limit_per_minute=rate_limit)
+    if publishable != bool(origin):
+        typer.secho("--publishable and --origin go together: a publishable key is bound to its sites",
+                    fg="red", err=True)
+        raise typer.Exit(2)
+    try:
+        plaintext, record = mint_key(owner, rate_limit_per_minute=rate_limit, origins=origin)
+    except ValueError as exc:
+        typer.secho(f"--origin: {exc}", fg="red", err=True)
+        raise typer.Exit(2) from None
     if table:
         import boto3
 
@@ -292,6 +305,8 @@ def mint_key_cmd(
                                           ConditionExpression="attribute_not_exists(key_id)")
     else:
         typer.echo(f"API_KEY_HASHES entry: {record.setting_entry()}", err=True)
+    if publishable:
+        typer.echo(f"Origins allowed: {', '.join(record.origins)} (list them in CORS_ALLOWED_ORIGINS too)", err=True)
     typer.echo(plaintext)
 
 

@@ -60,6 +60,7 @@ def main() -> int:
         for n, s in enumerate(response.sources, start=1):
             link = s.quotes[0].fragment_url if s.quotes else s.source_url
             print(f"   [{n}] {s.chapter} / {s.section} ({link})")
+    print("\nAsk the book in a browser: run `make serve`, then open http://127.0.0.1:8000/demo")
     return 0
 
 

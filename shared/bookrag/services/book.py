@@ -62,11 +62,7 @@ def table_of_contents(store: VectorStore, base_url: str) -> list[DocumentEntry]:
 
 def document_text(store: VectorStore, entry: DocumentEntry) -> str:
     """The document as Markdown: its title, its URL, then its chunks in order, section headings restored."""
-    from qdrant_client import models as qm
-
-    flt = qm.Filter(must=[qm.FieldCondition(key="source_file", match=qm.MatchValue(value=entry.source_file))])
-    chunks = sorted((ChunkPayload.from_dict(p) for p in store.scroll_payloads(PAYLOAD_FIELDS, flt)),
-                    key=lambda c: c.chunk_index)
+    chunks = _chunks(store, entry)
     parts = [f"# {entry.title}", f"Source: {entry.url}"]
     section, previous = None, ""
     for chunk in chunks:
@@ -80,6 +76,48 @@ def document_text(store: VectorStore, entry: DocumentEntry) -> str:
             parts.append(text[shared:].strip())
         previous = text
     return "\n\n".join(parts) + "\n"
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    heading: str
+    url: str  # the section's source_url: the book page and its anchor
+    markdown: str
+
+
+def chapter(store: VectorStore, entry: DocumentEntry) -> list[Section]:
+    """The document's sections in order, for a reader (the demo page): each chunk's text once, without
+    the heading lines the chunker repeats at the top of each chunk."""
+    sections: list[Section] = []
+    for heading, url, parts in _sections(store, entry):
+        sections.append(Section(heading, url, "\n\n".join(parts)))
+    return sections
+
+
+def _sections(store: VectorStore, entry: DocumentEntry) -> list[tuple[str, str, list[str]]]:
+    out: list[tuple[str, str, list[str]]] = []
+    previous = ""
+    for chunk in _chunks(store, entry):
+        if not out or out[-1][0] != chunk.section_heading:
+            out.append((chunk.section_heading, chunk.source_url, []))
+            previous = ""
+        text = chunk.content_text[_overlap(previous, chunk.content_text):]
+        previous = chunk.content_text
+        headings = {chunk.doc_title, chunk.section_heading, *chunk.heading_path}
+        paragraphs = text.strip().split("\n\n")
+        while paragraphs and paragraphs[0].strip() in headings:
+            paragraphs.pop(0)
+        if paragraphs:
+            out[-1][2].append("\n\n".join(paragraphs))
+    return out
+
+
+def _chunks(store: VectorStore, entry: DocumentEntry) -> list[ChunkPayload]:
+    from qdrant_client import models as qm
+
+    flt = qm.Filter(must=[qm.FieldCondition(key="source_file", match=qm.MatchValue(value=entry.source_file))])
+    return sorted((ChunkPayload.from_dict(p) for p in store.scroll_payloads(PAYLOAD_FIELDS, flt)),
+                  key=lambda c: c.chunk_index)
 
 
 def _overlap(previous: str, text: str) -> int:

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import secrets
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
@@ -24,6 +25,7 @@ from bookrag.domain.query import CONVERSATION
 from bookrag.errors import InvalidInputError, SessionNotFoundError
 
 if TYPE_CHECKING:
+    from bookrag.answering.agent import AgentEvent
     from bookrag.services.container import Container
 
 ANONYMOUS = "anonymous"  # the owner of sessions when authentication is off
@@ -54,32 +56,62 @@ def bounded(turns: Sequence[Turn]) -> tuple[Turn, ...]:
 def answer(container: Container, request: AnswerRequest, owner: str = ANONYMOUS) -> Response:
     """Raises what `BookRAGAgent.run` raises, `InvalidInputError` (CONFLICTING_CONVERSATION),
     `SessionNotFoundError` (404) and `SessionStoreError` (503)."""
-    if request.session_id and (request.history or request.start_session):
-        raise InvalidInputError("Send either history or a session (session_id or start_session), not both",
-                                code="CONFLICTING_CONVERSATION", field="session_id")
-    if request.history and request.start_session:
-        raise InvalidInputError("Send either history or a session (session_id or start_session), not both",
-                                code="CONFLICTING_CONVERSATION", field="start_session")
-    selection = Selection(request.selected_text, request.source_url, request.source_file) \
-        if request.selected_text else None
-    session: Session | None = None
-    now = int(time.time())
-    if request.session_id:
-        session = container.sessions.get(request.session_id, now)
-        if session is None or not secrets.compare_digest(session.owner, owner):
-            raise SessionNotFoundError()
-        history = session.turns
-    elif request.start_session:
-        session = Session(new_session_id(), owner)
-        history = ()
-    else:
-        history = tuple(Turn(t.question, t.answer) for t in request.history or ())
-    if session is None and not history and selection is None:
-        return container.agent.run(request.query)  # no conversation: the contract's Response as it was
-    response = container.agent.run(request.query, Conversation(history=history, selection=selection))
-    if session is None:
-        return response
-    turn = Turn(request.query, response.answer, response.standalone_question or request.query)
-    container.sessions.put(Session(session.session_id, owner, bounded([*session.turns, turn]),
-                                   now + CONVERSATION.session_ttl_s))
-    return response.model_copy(update={"session_id": session.session_id})
+    turn = _Turn.begin(container, request, owner)
+    return turn.end(container.agent.run(request.query, turn.conversation))
+
+
+def answer_events(container: Container, request: AnswerRequest, owner: str = ANONYMOUS) -> Iterator[AgentEvent]:
+    """`answer`, step by step (`BookRAGAgent.events`): its `final` event carries exactly the response
+    `answer` returns (the session's turn stored). Raises as `answer` does, from the first event on."""
+    turn = _Turn.begin(container, request, owner)
+    for event in container.agent.events(request.query, turn.conversation):
+        yield replace(event, response=turn.end(event.response)) if event.kind == "final" else event
+
+
+@dataclass(frozen=True, slots=True)
+class _Turn:
+    """One request's conversation: where its history comes from, and the session that keeps it."""
+
+    request: AnswerRequest
+    owner: str
+    conversation: Conversation | None
+    session: Session | None
+    container: Container
+    now: int
+
+    @classmethod
+    def begin(cls, container: Container, request: AnswerRequest, owner: str) -> _Turn:
+        if request.session_id and (request.history or request.start_session):
+            raise InvalidInputError("Send either history or a session (session_id or start_session), not both",
+                                    code="CONFLICTING_CONVERSATION", field="session_id")
+        if request.history and request.start_session:
+            raise InvalidInputError("Send either history or a session (session_id or start_session), not both",
+                                    code="CONFLICTING_CONVERSATION", field="start_session")
+        selection = Selection(request.selected_text, request.source_url, request.source_file) \
+            if request.selected_text else None
+        session: Session | None = None
+        now = int(time.time())
+        if request.session_id:
+            session = container.sessions.get(request.session_id, now)
+            if session is None or not secrets.compare_digest(session.owner, owner):
+                raise SessionNotFoundError()
+            history = session.turns
+        elif request.start_session:
+            session = Session(new_session_id(), owner)
+            history = ()
+        else:
+            history = tuple(Turn(t.question, t.answer) for t in request.history or ())
+        # No conversation: the agent answers the contract's Response as it was.
+        conversation = None if session is None and not history and selection is None \
+            else Conversation(history=history, selection=selection)
+        return cls(request, owner, conversation, session, container, now)
+
+    def end(self, response: Response) -> Response:
+        """The response, after the session (if any) has kept this turn."""
+        session = self.session
+        if session is None:
+            return response
+        turn = Turn(self.request.query, response.answer, response.standalone_question or self.request.query)
+        self.container.sessions.put(Session(session.session_id, self.owner, bounded([*session.turns, turn]),
+                                            self.now + CONVERSATION.session_ttl_s))
+        return response.model_copy(update={"session_id": session.session_id})

@@ -13,6 +13,7 @@ from bookrag.contracts.health import HealthResponse
 from bookrag.web import errors as web_errors
 from bookrag.web.middleware.api_key import ApiKeyAuth
 from bookrag.web.middleware.body_limit import BodySizeLimit
+from bookrag.web.middleware.cors import Cors
 
 AppKind = Literal["retrieval", "agent", "all"]
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
@@ -32,8 +33,12 @@ def create_app(kind: AppKind = "all") -> FastAPI:
                   description="Answers questions about a book, and only from the book.")
     web_errors.install(app)
     app.add_middleware(BodySizeLimit)
-    # Added last, so outermost: a request without a valid key is refused before its body is even read.
+    # Added after the body limit, so outside it: a request without a valid key is refused before its body
+    # is even read.
     app.add_middleware(ApiKeyAuth)
+    # Outermost: a browser's preflight carries no key, and an error answered to an allowed site must carry
+    # its CORS header for the widget to read it.
+    app.add_middleware(Cors)
 
     @app.get("/api/health", response_model=HealthResponse, tags=["ops"])
     def get_health() -> dict[str, Any]:
@@ -47,8 +52,10 @@ def create_app(kind: AppKind = "all") -> FastAPI:
         app.include_router(retrieval_router)
     if kind in ("agent", "all"):
         from bookrag.web.routes.agent import router as agent_router
+        from bookrag.web.routes.widget import router as widget_router
 
         app.include_router(agent_router)
+        app.include_router(widget_router)
         _mount_mcp(app, "all")
     return app
 

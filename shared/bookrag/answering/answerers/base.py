@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Generator, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Protocol, TypeVar
+from typing import Protocol, TypeVar, runtime_checkable
 
 from bookrag.contracts.agent import REFUSAL
 from bookrag.domain.models import SearchHit
@@ -90,6 +90,29 @@ class Answerer(Protocol):
     name: str
 
     def answer(self, question: str, hits: list[SearchHit], retrieve: Retrieve, deadline: Deadline) -> Draft: ...
+
+
+@runtime_checkable
+class StreamingAnswerer(Answerer, Protocol):
+    """An answerer whose model streams: `stream` yields the draft's text as it arrives (markers
+    included) and returns the same `Draft` that `answer` would."""
+
+    def stream(self, question: str, hits: list[SearchHit], retrieve: Retrieve,
+               deadline: Deadline) -> Generator[str, None, Draft]: ...
+
+
+def stream_draft(answerer: Answerer, question: str, hits: list[SearchHit], retrieve: Retrieve,
+                 deadline: Deadline) -> Generator[str, None, Draft]:
+    """The draft's text as it is produced, then the draft: the answerer's own `stream` when it has one;
+    otherwise its draft sentence by sentence once written (the extractive answerer chooses its
+    sentences together, so none is known before the others)."""
+    if isinstance(answerer, StreamingAnswerer):
+        return (yield from answerer.stream(question, hits, retrieve, deadline))
+    draft = answerer.answer(question, hits, retrieve, deadline)
+    if not draft.refused:
+        for sentence, sep in draft_sentences(draft.text):
+            yield sentence + sep
+    return draft
 
 
 class Deadline:

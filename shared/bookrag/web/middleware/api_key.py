@@ -14,7 +14,7 @@ from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 
-from bookrag.auth.guard import OPEN_PATHS, Guard, presented_key
+from bookrag.auth.guard import OPEN_PATHS, Guard, presented_key, request_origin
 from bookrag.errors import BookRAGError
 from bookrag.observability import logger
 from bookrag.services.container import current
@@ -39,12 +39,13 @@ class ApiKeyAuth:
         if guard is None:
             await self.app(scope, receive, send)
             return
-        presented = presented_key((k.decode("latin-1"), v.decode("latin-1")) for k, v in scope.get("headers") or [])
+        headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in scope.get("headers") or []]
         client = scope.get("client")
         source_ip = client[0] if client else "unknown"
         try:
             # DynamoDB calls block: keep them off the event loop (uvicorn serves other requests meanwhile).
-            principal = await run_in_threadpool(guard.admit, presented, source_ip)
+            principal = await run_in_threadpool(guard.admit, presented_key(headers), source_ip,
+                                                origin=request_origin(headers), path=scope["path"])
         except BookRAGError as exc:
             if exc.http_status >= 500:
                 logger.warning("authentication unavailable", extra={"code": exc.code})

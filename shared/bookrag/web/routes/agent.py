@@ -1,14 +1,16 @@
-"""Agent route: POST /api/answer (the BookRAGAgent contract over HTTP)."""
+"""Agent routes: POST /api/answer (the BookRAGAgent contract over HTTP) and its stream, POST /api/answer/stream."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from fastapi import APIRouter, Request
+from starlette.responses import StreamingResponse
 
 from bookrag.contracts.agent import AnswerErrorBody, AnswerRequest, Response
 from bookrag.observability import record_refusal
 from bookrag.services.container import current
+from bookrag.web.sse import event_stream
 
 router = APIRouter(prefix="/api")
 
@@ -39,3 +41,32 @@ def answer(body: AnswerRequest, request: Request) -> Response:
     response = converse(current(), body, owner)
     record_refusal(response.is_refusal)
     return response
+
+
+def _event(name: str, data: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "object", "required": ["event", "data"],
+            "properties": {"event": {"const": name},
+                           "data": {"type": "string", "contentMediaType": "application/json", "contentSchema": data}}}
+
+
+# OpenAPI 3.1: the media type's `schema` describes one event (3.2 would call it `itemSchema`).
+_STREAM: dict[int | str, dict[str, Any]] = {200: {
+    "description": "Server-Sent Events: `sources` ({sources}), `delta` ({text}) as the answer is written, then "
+                   "`final` (exactly the /api/answer response) or `error` (the error envelope)",
+    "content": {"text/event-stream": {"schema": {"oneOf": [
+        _event("sources", {"type": "object", "required": ["sources"], "properties": {
+            "sources": {"type": "array", "items": {"$ref": "#/components/schemas/Source"}}}}),
+        _event("delta", {"type": "object", "required": ["text"], "properties": {"text": {"type": "string"}}}),
+        _event("final", {"$ref": "#/components/schemas/Response"}),
+        _event("error", {"$ref": "#/components/schemas/AnswerErrorBody"}),
+    ]}}}}}
+
+
+@router.post("/answer/stream", response_class=StreamingResponse, responses={**_STREAM, **_ERRORS}, tags=["agent"])
+def answer_stream(body: AnswerRequest, request: Request) -> StreamingResponse:
+    """`POST /api/answer` as Server-Sent Events: the retrieved sections, the answer's text as it is
+    produced, then the complete response. Same request, limits, keys and rate limits."""
+    from bookrag.services.conversations import ANONYMOUS, answer_events
+
+    owner = request.scope.get("state", {}).get("api_key_id") or ANONYMOUS
+    return event_stream(answer_events(current(), body, owner))

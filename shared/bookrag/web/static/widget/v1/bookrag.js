@@ -1,0 +1,387 @@
+/*! bookrag "Ask the book" widget, v1. No framework, no build step.
+ * <script src="https://API/widget/v1/bookrag.js" data-book="My Book" defer></script>
+ * data-api: the service's base URL (default: where this script was loaded from)
+ * data-book: the book's name, shown in the panel's title
+ * data-key: a publishable key (brk_pub_...), when the service requires keys; never a secret key
+ * data-page-url: this page's URL in the book (default: location without its #fragment)
+ * Nothing is requested (not even the stylesheet) until the reader opens the panel or asks about a selection.
+ */
+(function () {
+  "use strict";
+  var script = document.currentScript;
+  if (!script || window.__bookragWidget) return;
+  window.__bookragWidget = true;
+
+  var ds = script.dataset;
+  var scriptUrl = new URL(script.src, location.href);
+  var API = (ds.api || scriptUrl.origin).replace(/\/+$/, "");
+  var CSS_URL = new URL("bookrag.css", scriptUrl).href;
+  var BOOK = ds.book || "the book";
+  var KEY = ds.key || "";
+  var MAX_SELECTION = 2000, MAX_QUESTION = 1000, MAX_TURNS = 10, MAX_ANSWER = 1500, MAX_BODY = 14000;
+  var uid = 0;
+
+  var MESSAGES = {
+    RATE_LIMITED: "You're asking faster than the book can answer. Please wait {s} and try again.",
+    INVALID_QUERY: "Please type a question about the book.",
+    MISSING_QUERY: "Please type a question about the book.",
+    INVALID_QUERY_LENGTH: "That question is too long; please shorten it (1000 characters at most).",
+    SELECTION_TOO_LONG: "The selected text is too long; please select a shorter passage.",
+    INVALID_SELECTION: "The selected text could not be used; please select it again.",
+    HISTORY_TOO_LONG: "This conversation is too long; start a new one with the New button.",
+    INVALID_HISTORY: "This conversation could not be continued; start a new one with the New button.",
+    PAYLOAD_TOO_LARGE: "That request is too large; please shorten the question or the selection.",
+    AUTH_REQUIRED: "This site's book assistant is not set up correctly (no key). Please tell the site's owner.",
+    INVALID_API_KEY: "This site's book assistant is not set up correctly (key refused). Please tell the site's owner.",
+    ORIGIN_NOT_ALLOWED: "This site is not allowed to use the book assistant. Please tell the site's owner.",
+    SECRET_KEY_IN_BROWSER: "This site's book assistant is not set up correctly (wrong kind of key). Please tell the site's owner.",
+    KEY_SCOPE: "This site's book assistant is not set up correctly (key scope). Please tell the site's owner.",
+    AUTH_UNAVAILABLE: "The book assistant is temporarily unavailable. Please try again in a moment.",
+    network: "The book assistant can't be reached right now. Check your connection, or try again in a moment.",
+    unavailable: "The book assistant is temporarily unavailable. Please try again in a moment.",
+    invalid: "The question could not be sent as it is; please rephrase it.",
+    other: "Something went wrong while answering. Please try again."
+  };
+
+  function el(tag, attrs, text) {
+    var node = document.createElement(tag);
+    for (var name in attrs || {}) node.setAttribute(name, attrs[name]);
+    if (text != null) node.textContent = text;
+    return node;
+  }
+
+  // Answer text: `code`, **strong**, *emphasis* and [n] markers are the only markup; the rest is text, never HTML.
+  function renderText(target, text, sources) {
+    target.textContent = "";
+    var parts = text.split(/(`[^`]+`|\[\d+\]|\*\*[^*]+\*\*|\*[^*\s][^*]*\*)/);
+    parts.forEach(function (part) {
+      if (!part) return;
+      var code = /^`([^`]+)`$/.exec(part), marker = /^\[(\d+)\]$/.exec(part);
+      var strong = /^\*\*([^*]+)\*\*$/.exec(part), em = !strong && /^\*([^*]+)\*$/.exec(part);
+      if (code) { target.appendChild(el("code", {}, code[1])); return; }
+      if (strong || em) { target.appendChild(el(strong ? "strong" : "em", {}, (strong || em)[1])); return; }
+      var src = marker && sources && sources[+marker[1] - 1];
+      if (src) {
+        var a = el("a", { href: link(src), target: "_blank", rel: "noopener", "class": "bookrag-marker",
+          "aria-label": "Source " + marker[1] + ": " + src.chapter + ", " + src.section }, "[" + marker[1] + "]");
+        target.appendChild(a);
+        return;
+      }
+      target.appendChild(document.createTextNode(part));
+    });
+  }
+
+  function link(src) {
+    return src.quotes && src.quotes.length ? src.quotes[0].fragment_url : src.source_url;
+  }
+
+  // --- theme: Docusaurus's html[data-theme], else the reader's system preference ---------------------
+  function isDark() {
+    var t = document.documentElement.getAttribute("data-theme");
+    if (t) return t === "dark";
+    return !!(window.matchMedia && matchMedia("(prefers-color-scheme: dark)").matches);
+  }
+  var root = el("div", { "class": "bookrag-root", id: "bookrag-widget" });
+  function applyTheme() { root.classList.toggle("bookrag-dark", isDark()); }
+  new MutationObserver(applyTheme).observe(document.documentElement, { attributes: true, attributeFilter: ["data-theme"] });
+  if (window.matchMedia) {
+    var mq = matchMedia("(prefers-color-scheme: dark)");
+    if (mq.addEventListener) mq.addEventListener("change", applyTheme);
+  }
+
+  // --- the launcher and the selection button: styled inline, so nothing loads before they are used ----
+  var launcher = el("button", { type: "button", "class": "bookrag-launcher", "aria-haspopup": "dialog",
+    "aria-expanded": "false", "aria-controls": "bookrag-panel", "data-testid": "bookrag-open" }, "Ask the book");
+  launcher.style.cssText = "position:fixed;right:20px;bottom:20px;z-index:2147483000;padding:10px 16px;" +
+    "border-radius:999px;border:0;background:#2e6bd6;color:#fff;font:600 15px/1.2 system-ui,sans-serif;" +
+    "cursor:pointer;box-shadow:0 2px 10px rgba(0,0,0,.25)";
+  var askSel = el("button", { type: "button", "class": "bookrag-ask-selection", "data-testid": "bookrag-ask-selection",
+    "aria-label": "Ask the book about the selected text", hidden: "" }, "Ask about this");
+  askSel.style.cssText = "position:absolute;z-index:2147483001;padding:6px 10px;border-radius:6px;border:0;" +
+    "background:#2e6bd6;color:#fff;font:600 13px/1.2 system-ui,sans-serif;cursor:pointer;" +
+    "box-shadow:0 2px 8px rgba(0,0,0,.25)";
+  root.appendChild(launcher);
+  applyTheme();
+  document.body.appendChild(root);
+  document.body.appendChild(askSel);
+
+  var panel = null, log, form, input, send, chip, status;
+  var history = [], pending = null, busy = false, cssReady = null;
+
+  function loadCss() {
+    if (cssReady) return cssReady;
+    cssReady = new Promise(function (resolve) {
+      var l = el("link", { rel: "stylesheet", href: CSS_URL });
+      l.onload = l.onerror = function () { resolve(); };
+      document.head.appendChild(l);
+    });
+    return cssReady;
+  }
+
+  function buildPanel() {
+    panel = el("section", { id: "bookrag-panel", "class": "bookrag-panel", role: "dialog", "aria-modal": "false",
+      "aria-labelledby": "bookrag-title", hidden: "" });
+    var head = el("header", { "class": "bookrag-head" });
+    head.appendChild(el("h2", { id: "bookrag-title" }, "Ask " + BOOK));
+    var reset = el("button", { type: "button", "class": "bookrag-small", "aria-label": "Start a new conversation" }, "New");
+    var close = el("button", { type: "button", "class": "bookrag-small", "aria-label": "Close the book assistant" }, "×");
+    reset.addEventListener("click", function () { history = []; log.textContent = ""; setPending(null); input.focus(); });
+    close.addEventListener("click", closePanel);
+    head.appendChild(reset);
+    head.appendChild(close);
+    log = el("div", { "class": "bookrag-log", role: "log", "aria-live": "polite", "aria-label": "Conversation" });
+    status = el("p", { "class": "bookrag-status", role: "status" });
+    chip = el("div", { "class": "bookrag-chip", hidden: "" });
+    form = el("form", { "class": "bookrag-form" });
+    var label = el("label", { "for": "bookrag-q", "class": "bookrag-sr" }, "Your question about " + BOOK);
+    input = el("textarea", { id: "bookrag-q", rows: "2", maxlength: String(MAX_QUESTION), "data-testid": "bookrag-input",
+      placeholder: "Ask a question about " + BOOK + "…", "aria-describedby": "bookrag-hint" });
+    var hint = el("span", { id: "bookrag-hint", "class": "bookrag-sr" }, "Enter sends; Shift+Enter starts a new line; Escape closes.");
+    send = el("button", { type: "submit", "data-testid": "bookrag-send" }, "Ask");
+    form.appendChild(label);
+    form.appendChild(input);
+    form.appendChild(hint);
+    form.appendChild(send);
+    panel.appendChild(head);
+    panel.appendChild(log);
+    panel.appendChild(status);
+    panel.appendChild(chip);
+    panel.appendChild(form);
+    root.appendChild(panel);
+    form.addEventListener("submit", function (e) { e.preventDefault(); submit(); });
+    input.addEventListener("keydown", function (e) {
+      if (e.key === "Enter" && !e.shiftKey && !e.isComposing) { e.preventDefault(); submit(); }
+    });
+    panel.addEventListener("keydown", function (e) { if (e.key === "Escape") { e.preventDefault(); closePanel(); } });
+  }
+
+  function openPanel() {
+    return loadCss().then(function () {
+      if (!panel) buildPanel();
+      panel.hidden = false;
+      launcher.setAttribute("aria-expanded", "true");
+      launcher.hidden = true;
+      input.focus();
+    });
+  }
+
+  function closePanel() {
+    panel.hidden = true;
+    launcher.hidden = false;
+    launcher.setAttribute("aria-expanded", "false");
+    launcher.focus();
+  }
+
+  launcher.addEventListener("click", openPanel);
+
+  // --- "Ask about this": a selection on the page (outside the widget) -------------------------------
+  function selectionText() {
+    var sel = window.getSelection();
+    if (!sel || sel.isCollapsed || !sel.rangeCount) return null;
+    var range = sel.getRangeAt(0);
+    if (root.contains(range.commonAncestorContainer)) return null;
+    var text = sel.toString().replace(/\s+/g, " ").trim();
+    return text.length >= 3 ? { text: text, rect: range.getBoundingClientRect() } : null;
+  }
+
+  function placeAskButton() {
+    var found = selectionText();
+    if (!found) { askSel.hidden = true; return; }
+    askSel.hidden = false;
+    askSel.style.top = Math.max(0, found.rect.top + window.scrollY - 38) + "px";
+    askSel.style.left = Math.max(0, found.rect.left + window.scrollX) + "px";
+    askSel._text = found.text;
+  }
+  document.addEventListener("mouseup", function (e) { if (e.target !== askSel) setTimeout(placeAskButton, 0); });
+  document.addEventListener("keyup", function (e) { if (e.shiftKey || e.key === "Shift") placeAskButton(); });
+  askSel.addEventListener("mousedown", function (e) { e.preventDefault(); }); // keep the selection
+  askSel.addEventListener("click", function () {
+    var text = askSel._text;
+    askSel.hidden = true;
+    openPanel().then(function () { setPending(text); });
+  });
+
+  function setPending(text) {
+    pending = text ? text.slice(0, MAX_SELECTION) : null;
+    chip.textContent = "";
+    chip.hidden = !pending;
+    if (!pending) return;
+    chip.appendChild(el("span", {}, "About: “" + (pending.length > 120 ? pending.slice(0, 117) + "…" : pending) + "”"));
+    var drop = el("button", { type: "button", "class": "bookrag-small", "aria-label": "Do not ask about the selected text" }, "×");
+    drop.addEventListener("click", function () { setPending(null); input.focus(); });
+    chip.appendChild(drop);
+    input.placeholder = "Ask about the selected text (or press Ask to have it explained)…";
+  }
+
+  // --- asking -----------------------------------------------------------------------------------------
+  function submit() {
+    if (busy) return;
+    var question = input.value.trim();
+    if (!question && pending) question = "Explain this passage.";
+    if (!question) { showError(turnNode(""), { code: "INVALID_QUERY" }); return; }
+    var body = { query: question.slice(0, MAX_QUESTION) };
+    var turns = history.slice(-MAX_TURNS);
+    if (pending) {
+      body.selected_text = pending;
+      body.source_url = (ds.pageUrl || location.href.split("#")[0]).slice(0, 500);
+    }
+    if (turns.length) body.history = turns;
+    while (body.history && JSON.stringify(body).length > MAX_BODY) {
+      body.history.shift();
+      if (!body.history.length) delete body.history;
+    }
+    input.value = "";
+    setPending(null);
+    input.placeholder = "Ask a follow-up question…";
+    ask(body, turnNode(question));
+  }
+
+  function turnNode(question) {
+    var turn = el("article", { "class": "bookrag-turn", "aria-label": "Question and answer" });
+    if (question) turn.appendChild(el("p", { "class": "bookrag-question" }, question));
+    log.appendChild(turn);
+    return turn;
+  }
+
+  function setBusy(on, text) {
+    busy = on;
+    send.disabled = on;
+    status.textContent = text || "";
+    panel.setAttribute("aria-busy", on ? "true" : "false");
+  }
+
+  function headers() {
+    var h = { "Content-Type": "application/json", "Accept": "text/event-stream, application/json" };
+    if (KEY) h["X-API-Key"] = KEY;
+    return h;
+  }
+
+  function ask(body, turn) {
+    var answer = el("div", { "class": "bookrag-answer", "data-testid": "bookrag-answer", id: "bookrag-a" + (++uid) });
+    turn.appendChild(answer);
+    setBusy(true, "Searching " + BOOK + "…");
+    var streaming = !!(window.ReadableStream && window.TextDecoder);
+    var done = function (response) { finish(turn, answer, body, response); };
+    var failed = function (err) { setBusy(false); answer.remove(); showError(turn, err); };
+    (streaming ? askStream(body, answer) : askWhole(body)).catch(function (err) {
+      // The stream route is missing (an older service): the whole answer at once instead.
+      if (err && err.fallback) return askWhole(body);
+      throw err;
+    }).then(done, failed);
+  }
+
+  function post(path, body) {
+    return fetch(API + path, { method: "POST", headers: headers(), body: JSON.stringify(body), mode: "cors",
+      credentials: "omit" }).catch(function () { throw { code: "network" }; });
+  }
+
+  function errorFrom(res) {
+    return res.json().catch(function () { return {}; }).then(function (b) {
+      throw { code: b.code || (res.status >= 500 ? "unavailable" : "invalid"), status: res.status,
+        retry: res.headers.get("Retry-After") };
+    });
+  }
+
+  function askWhole(body) {
+    return post("/api/answer", body).then(function (res) { return res.ok ? res.json() : errorFrom(res); });
+  }
+
+  function askStream(body, answer) {
+    return post("/api/answer/stream", body).then(function (res) {
+      if (res.status === 404 || res.status === 405) throw { fallback: true };
+      if (!res.ok) return errorFrom(res);
+      if ((res.headers.get("Content-Type") || "").indexOf("text/event-stream") < 0) return res.json();
+      var reader = res.body.getReader(), decoder = new TextDecoder(), buffer = "", text = "", final = null;
+      function handle(block) {
+        var kind = "message", data = "";
+        block.split("\n").forEach(function (line) {
+          if (line.indexOf("event:") === 0) kind = line.slice(6).trim();
+          else if (line.indexOf("data:") === 0) data += line.slice(5).trim();
+        });
+        if (!data) return;
+        var payload = JSON.parse(data);
+        if (kind === "sources") setBusy(true, "Reading " + payload.sources.length + " sections…");
+        else if (kind === "delta") {
+          text += payload.text;
+          renderText(answer, text, null);
+          // How many pieces arrived before the final answer (the browser tests read it).
+          answer.setAttribute("data-deltas", String(+(answer.getAttribute("data-deltas") || 0) + 1));
+          answer.classList.add("bookrag-streaming");
+          setBusy(true, "Answering…");
+        } else if (kind === "final") final = payload;
+        else if (kind === "error") throw { code: payload.code };
+      }
+      function pump() {
+        return reader.read().then(function (r) {
+          if (r.value) buffer += decoder.decode(r.value, { stream: true });
+          var at;
+          while ((at = buffer.indexOf("\n\n")) >= 0) {
+            handle(buffer.slice(0, at));
+            buffer = buffer.slice(at + 2);
+          }
+          if (!r.done) return pump();
+          if (buffer.trim()) handle(buffer);
+          if (!final) throw { code: "network" };
+          return final;
+        }, function () { throw { code: "network" }; });
+      }
+      return pump();
+    });
+  }
+
+  function finish(turn, answer, body, response) {
+    setBusy(false);
+    answer.classList.remove("bookrag-streaming");
+    var sources = response.sources || [];
+    if (response.is_refusal) {
+      answer.classList.add("bookrag-refusal");
+      answer.setAttribute("data-refusal", "true");
+      renderText(answer, response.answer, null);
+      if (sources.length) {
+        var more = el("div", { "class": "bookrag-nearest" });
+        more.appendChild(el("p", {}, "You may want to read:"));
+        var ul = el("ul");
+        sources.forEach(function (s) {
+          var li = el("li");
+          li.appendChild(el("a", { href: s.source_url, target: "_blank", rel: "noopener", "data-testid": "bookrag-nearest" },
+            s.chapter + " › " + s.section));
+          ul.appendChild(li);
+        });
+        more.appendChild(ul);
+        answer.appendChild(more);
+      }
+    } else {
+      var textNode = el("p");
+      renderText(textNode, response.answer, sources);
+      answer.textContent = "";
+      answer.setAttribute("data-refusal", "false");
+      answer.appendChild(textNode);
+      var ol = el("ol", { "class": "bookrag-sources", "aria-label": "Sources" });
+      sources.forEach(function (s, i) {
+        var li = el("li");
+        li.appendChild(el("a", { href: link(s), target: "_blank", rel: "noopener", "data-testid": "bookrag-citation",
+          "aria-label": "Source " + (i + 1) + ": " + s.chapter + ", " + s.section + " (opens the passage)" },
+          s.chapter + " › " + s.section));
+        ol.appendChild(li);
+      });
+      answer.appendChild(ol);
+    }
+    history.push({ question: body.query, answer: response.answer.slice(0, MAX_ANSWER) });
+    if (history.length > MAX_TURNS) history.shift();
+    log.scrollTop = log.scrollHeight;
+    input.focus();
+  }
+
+  function showError(turn, err) {
+    var code = (err && err.code) || "other";
+    var message = MESSAGES[code];
+    if (!message) {
+      message = err && err.status >= 500 ? MESSAGES.unavailable : err && err.status >= 400 ? MESSAGES.invalid : MESSAGES.other;
+    }
+    var seconds = err && err.retry ? err.retry + " second" + (err.retry === "1" ? "" : "s") : "a minute";
+    var box = el("p", { "class": "bookrag-error", role: "alert", "data-testid": "bookrag-error", "data-code": code },
+      message.replace("{s}", seconds));
+    turn.appendChild(box);
+    log.scrollTop = log.scrollHeight;
+  }
+})();

@@ -1,0 +1,66 @@
+"""Helpers for the browser tests: where chromium is, what a page logged, where screenshots go."""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tests.support.paths import ROOT
+
+ARTIFACTS = ROOT / "test-artifacts" / "browser"  # gitignored; CI keeps it as the run's artifacts
+ANSWER_TIMEOUT_MS = 90_000  # a generous bound on a loaded CI machine, not a speed target
+
+
+def chromium_path() -> str | None:
+    """Debian's chromium (`apt-get install chromium`), or None."""
+    for name in ("chromium", "chromium-browser"):
+        found = shutil.which(name)
+        if found:
+            return found
+    return None
+
+
+@dataclass
+class Console:
+    """Console errors, uncaught exceptions and requests of one page."""
+
+    errors: list[str] = field(default_factory=list)
+    requests: list[str] = field(default_factory=list)
+
+    @classmethod
+    def watch(cls, page: Any) -> Console:
+        seen = cls()
+        page.on("console", lambda m: seen.errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: seen.errors.append(str(e)))
+        page.on("request", lambda r: seen.requests.append(r.url))
+        return seen
+
+
+def screenshot(page: Any, name: str) -> Path:
+    path = ARTIFACTS / f"{name}.png"
+    page.screenshot(path=str(path))
+    return path
+
+
+# Selects the sentence of a chapter paragraph that ends with `end`, from the paragraph's start, as a
+# reader's mouse would (a Range over the paragraph's text nodes), then releases the mouse.
+SELECT_SENTENCE = """([start, end]) => {
+  const p = [...document.querySelectorAll('#chapter p')].find(x => x.textContent.includes(start));
+  const from = p.textContent.indexOf(start), to = p.textContent.indexOf(end) + end.length;
+  const walker = document.createTreeWalker(p, NodeFilter.SHOW_TEXT);
+  const range = document.createRange();
+  let pos = 0, node, started = false;
+  while ((node = walker.nextNode())) {
+    const len = node.textContent.length;
+    if (!started && pos + len > from) { range.setStart(node, from - pos); started = true; }
+    if (started && pos + len >= to) { range.setEnd(node, to - pos); break; }
+    pos += len;
+  }
+  const selection = getSelection();
+  selection.removeAllRanges();
+  selection.addRange(range);
+  p.dispatchEvent(new MouseEvent('mouseup', {bubbles: true}));
+  return selection.toString();
+}"""
