@@ -1,6 +1,7 @@
 """Render benchmarks/answers.md tables from benchmarks/answers/{before,after,after2,after3}-<set>.json.
 
-`bookrag eval --answers` writes them; `after2` and `after3` are the second and third rounds; a missing stage is left out.
+`bookrag eval --answers` writes them; `after2` and `after3` are the second and third rounds;
+a missing stage is left out.
 """
 
 from __future__ import annotations
