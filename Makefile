@@ -61,7 +61,15 @@ $(SAM_VENV)/.installed:
 sam-check: sam-setup
 	$(SAM) validate --lint
 	@if [ -z "$(PY312_DIR)" ]; then echo "sam build skipped: no python3.12 on this machine"; else \
-		PATH="$(PY312_DIR):$$PATH" $(SAM) build --build-dir .aws-sam/build --cached --cache-dir .aws-sam/cache; fi
+		PATH="$(PY312_DIR):$$PATH" $(SAM) build --build-dir .aws-sam/build --cached --cache-dir .aws-sam/cache && \
+		$(MAKE) --no-print-directory $(RIC_VENV)/.installed; fi
+
+# The Lambda runtime interface client on python3.12: tests run the `sam build` output under it.
+RIC_VENV ?= .venv-ric
+$(RIC_VENV)/.installed:
+	$(PY312_DIR)/python3.12 -m venv $(RIC_VENV)
+	$(RIC_VENV)/bin/pip install --quiet awslambdaric==4.2.2 boto3==1.44.5  # boto3: preinstalled in the Lambda runtime
+	touch $@
 
 # Offline, a few minutes, on this machine: cold starts (vs the naive SDK import), warm latency, ingest,
 # memory, package size (of .aws-sam/build, if `make sam-check` has run) -> benchmarks/results.json, RESULTS.md.

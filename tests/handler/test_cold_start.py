@@ -19,7 +19,8 @@ from typing import Any
 
 import pytest
 
-from tests.support.paths import ROOT, SAMPLE_DOCS
+from tests.support.env import cohere_stub_book
+from tests.support.paths import ROOT
 from tests.support.stubs import StubServer
 from tests.support.upstreams import COHERE_DIM, embed_reply
 
@@ -75,12 +76,7 @@ def cohere_stub() -> Iterator[StubServer]:
 @pytest.fixture(scope="module")
 def cohere_index(cohere_stub: StubServer, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """The deployed configuration's embedder (Cohere, here its stub on 127.0.0.1) over the sample book."""
-    env = {"EMBEDDING_PROVIDER": "cohere", "COHERE_API_KEY": "cold-start-test-key", "COHERE_BASE_URL": cohere_stub.url,
-           "QDRANT_PATH": str(tmp_path_factory.mktemp("cohere-cold") / "qdrant")}
-    subprocess.run([sys.executable, "-m", "bookrag.devtools.cli", "ingest", str(SAMPLE_DOCS)], check=True,
-                   env={**{k: v for k, v in os.environ.items() if not _OURS.match(k)}, **env},
-                   capture_output=True, timeout=300)
-    return env
+    return cohere_stub_book(cohere_stub.url, str(tmp_path_factory.mktemp("cohere-cold") / "qdrant"))
 
 
 @pytest.mark.parametrize(("function", "event"), [("retrieval", "retrieve-valid.json"), ("agent", "answer-valid.json")])

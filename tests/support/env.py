@@ -16,3 +16,23 @@ def clear_our_vars(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in list(os.environ):
         if name.upper() in OUR_VARS:
             monkeypatch.delenv(name)
+
+
+def without_our_vars() -> dict[str, str]:
+    """This process's environment minus every variable of ours: the base of a child process's env."""
+    return {k: v for k, v in os.environ.items() if k.upper() not in OUR_VARS}
+
+
+def cohere_stub_book(stub_url: str, folder: str) -> dict[str, str]:
+    """Ingest the sample book with the deployed configuration's embedder, Cohere (its stub at `stub_url`),
+    into the embedded store at `folder`, in a child process; returns the variables that read it back."""
+    import subprocess
+    import sys
+
+    from tests.support.paths import SAMPLE_DOCS
+
+    env = {"EMBEDDING_PROVIDER": "cohere", "COHERE_API_KEY": "stub-cohere-key", "COHERE_BASE_URL": stub_url,
+           "QDRANT_PATH": folder}
+    subprocess.run([sys.executable, "-m", "bookrag.devtools.cli", "ingest", str(SAMPLE_DOCS)], check=True,
+                   env={**without_our_vars(), **env}, capture_output=True, timeout=300)
+    return env
