@@ -12,7 +12,6 @@ import json
 import queue
 import subprocess
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
