@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from bookrag.adapters.qdrant.store import VectorStore
+from bookrag.adapters.qdrant.port import BookStore
 from bookrag.domain.models import PAYLOAD_FIELDS, ChunkPayload
 
 _TOC_FIELDS = ("source_file", "source_url", "doc_title", "module_name", "page_number", "total_chunks",
@@ -43,7 +43,7 @@ def route_of(source_url: str, base_url: str) -> str:
     return "/" + path.strip("/")
 
 
-def table_of_contents(store: VectorStore, base_url: str) -> list[DocumentEntry]:
+def table_of_contents(store: BookStore, base_url: str) -> list[DocumentEntry]:
     """Every document in reading order (sidebar page number, then file), with its sections in order."""
     rows: dict[str, list[dict[str, Any]]] = {}
     for payload in store.scroll_payloads(_TOC_FIELDS):
@@ -60,12 +60,9 @@ def table_of_contents(store: VectorStore, base_url: str) -> list[DocumentEntry]:
     return sorted(entries, key=lambda e: (e.page_number, e.source_file))
 
 
-def document_text(store: VectorStore, entry: DocumentEntry) -> str:
+def document_text(store: BookStore, entry: DocumentEntry) -> str:
     """The document as Markdown: its title, its URL, then its chunks in order, section headings restored."""
-    from qdrant_client import models as qm
-
-    flt = qm.Filter(must=[qm.FieldCondition(key="source_file", match=qm.MatchValue(value=entry.source_file))])
-    chunks = sorted((ChunkPayload.from_dict(p) for p in store.scroll_payloads(PAYLOAD_FIELDS, flt)),
+    chunks = sorted((ChunkPayload.from_dict(p) for p in store.scroll_payloads(PAYLOAD_FIELDS, entry.source_file)),
                     key=lambda c: c.chunk_index)
     parts = [f"# {entry.title}", f"Source: {entry.url}"]
     section, previous = None, ""
