@@ -68,8 +68,12 @@ def percentiles(values: list[float]) -> dict[str, float]:
     return {"p50": round(statistics.median(ordered), 3), "p95": round(pick(0.95), 3), "n": len(ordered)}
 
 
-def tree_mb(path: Path) -> float:
-    return round(sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) / 2**20, 1)
+def tree_mb(path: Path, apparent: bool = False) -> float:
+    """Allocated size (what the disk holds), or `apparent` (file lengths: Edge preallocates sparse mmap
+    files, and a zip, a layer's unzipped-size limit or a copy without sparse support counts these)."""
+    files = [p.stat() for p in path.rglob("*") if p.is_file()]
+    total = sum(st.st_size for st in files) if apparent else sum(st.st_blocks * 512 for st in files)
+    return round(total / 2**20, 1)
 
 
 def synthetic_records(n: int) -> list[Any]:
@@ -137,7 +141,7 @@ def run_child(engine: str, size: int, folder: Path, queries: int) -> dict[str, A
     finished = time.perf_counter()
     del records
     close()
-    disk_mb = tree_mb(folder)
+    disk_mb, apparent_mb = tree_mb(folder), tree_mb(folder, apparent=True)
 
     t0 = time.perf_counter()
     store, close = open_store(engine, folder)
@@ -167,6 +171,7 @@ def run_child(engine: str, size: int, folder: Path, queries: int) -> dict[str, A
     return {"engine": engine, "chunks": size, "upsert_s": round(upserted - started, 2),
             "optimize_s": round(finished - upserted, 2), "ingest_s": round(finished - started, 2),
             "write_points_per_s": round(size / (finished - started), 1), "disk_mb": disk_mb,
+            "apparent_mb": apparent_mb,
             "reopen_s": round(reopen_s, 3), "model_setup_s": round(setup_s, 2),
             "search_ms": percentiles(search_ms), "retriever_search_ms": percentiles(retrieve_ms),
             "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
