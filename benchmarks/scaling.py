@@ -210,6 +210,9 @@ def plot(results: list[dict[str, Any]], png: Path) -> None:
     for ax, title in ((left, "store search alone (hybrid RRF)"), (right, "warm retrieve, local embedder (p50)")):
         ax.set_xscale("log")
         ax.set_yscale("log")
+        sizes_seen = sorted({r["chunks"] for r in results})
+        ax.set_xticks(sizes_seen, [f"{n:,}" for n in sizes_seen])
+        ax.minorticks_off()
         ax.set_xlabel("chunks in the book")
         ax.set_ylabel("ms")
         ax.set_title(title)
