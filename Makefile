@@ -77,15 +77,17 @@ bench: setup
 	$(PY) benchmarks/suite.py
 	$(PY) benchmarks/mcp_bench.py
 	$(PY) benchmarks/stream_bench.py
+	$(PY) benchmarks/scaling.py
 
 # The MCP endpoint's targets alone (warm tool call vs REST, cold start vs REST, no SDK import on health or
 # warm-up) -> benchmarks/mcp-results.json, mcp-results.md.
 bench-mcp: setup
 	$(PY) benchmarks/mcp_bench.py
 
-# Not part of `make test`: 5,000 requests from 50 clients against `bookrag serve` on 127.0.0.1 (minutes).
+# Not part of `make test`: 3,000 requests from 40 clients against `bookrag serve` on 127.0.0.1 (minutes);
+# `LOADTEST_ARGS="--docs DIR --questions eval/X.jsonl --store DIR"` for a larger book.
 loadtest: setup
-	$(PY) benchmarks/loadtest.py
+	$(PY) benchmarks/loadtest.py $(LOADTEST_ARGS)
 
 # ruff, mypy strict, and the import contract in pyproject.toml (rooms point down, no cycles inside a room).
 lint: setup

@@ -232,6 +232,18 @@ class EmbedderMismatchError(StoreError):
     public_message = "The book index was built with a different embedding model"
 
 
+class StoreLockedError(Unavailable, StoreConnectionError):
+    """The embedded index folder is open in another process (one process holds an Edge shard at a time)."""
+
+    public_message = "The book index is open in another process"
+
+
+class StaleStoreError(StoreError):
+    """The embedded folder holds an index in a format this version no longer reads: re-ingest."""
+
+    public_message = "The book index was written by an earlier version; re-ingest the book"
+
+
 # --- answering ------------------------------------------------------------------------------------
 
 

@@ -174,7 +174,7 @@ def secured(auth_tables: AuthTables, stub: Any, use_env: Callable[..., None], tm
 @pytest.fixture
 def ingested(secured: AuthTables, stub: Any, tmp_path: Path) -> Iterator[None]:
     """A one-page book in this test's own embedded store (closed afterwards: it holds a file lock)."""
-    from bookrag.adapters.qdrant.store import build_client
+    from bookrag.adapters.qdrant.edge import close_shard
     from bookrag.ingestion.ingestor import Ingestor
     from bookrag.services.container import container_for
 
@@ -186,7 +186,7 @@ def ingested(secured: AuthTables, stub: Any, tmp_path: Path) -> Iterator[None]:
     assert Ingestor(settings, container.embedder, container.store).run(docs).chunks_total > 0
     stub.requests.clear()  # from here on, every request the stub sees was caused by an API call
     yield
-    build_client(settings).close()
+    close_shard(settings)
 
 
 def invoke_with(handler: Any, context: Any, event_name: str, key: str | None,

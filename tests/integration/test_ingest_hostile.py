@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from bookrag import errors
-from bookrag.adapters.qdrant.store import VectorStore
+from bookrag.adapters.qdrant.edge import EdgeStore, close_shard
 from bookrag.config.settings import Settings
 from bookrag.ingestion.ingestor import Ingestor
 from bookrag.retrieval.retriever import Retriever, SearchOptions
@@ -84,20 +84,17 @@ def settings(make_settings: Any, cohere: StubServer) -> Settings:
 
 
 @pytest.fixture
-def store(settings: Settings) -> Iterator[VectorStore]:
-    """Qdrant's embedded mode in memory: the same code as on disk, without a commit per point."""
-    from qdrant_client import QdrantClient
-
-    client = QdrantClient(":memory:")
-    yield VectorStore(settings, client)
-    client.close()
+def store(settings: Settings) -> Iterator[EdgeStore]:
+    """The embedded store (Qdrant Edge) in this test's folder."""
+    yield EdgeStore(settings)
+    close_shard(settings)
 
 
-def ingest(settings: Settings, store: VectorStore, root: Path) -> Any:
+def ingest(settings: Settings, store: EdgeStore, root: Path) -> Any:
     return Ingestor(settings, container_for(settings).embedder, store).run(root)
 
 
-def stored(store: VectorStore) -> dict[str, dict[str, Any]]:
+def stored(store: EdgeStore) -> dict[str, dict[str, Any]]:
     """Per file: the stored chunks' ids and hashes, and whether the file is whole (all chunks, one version)."""
     files: dict[str, dict[str, Any]] = {}
     for p in store.scroll_payloads(("source_file", "chunk_id", "content_hash", "file_hash",
@@ -117,7 +114,7 @@ def assert_every_file_whole(files: dict[str, dict[str, Any]]) -> None:
         assert sorted(entry["chunks"]) == list(range(total)), f"{name} is missing chunks"
 
 
-def top_file(settings: Settings, store: VectorStore, query: str) -> str:
+def top_file(settings: Settings, store: EdgeStore, query: str) -> str:
     hits = Retriever(settings, container_for(settings).embedder, store).search(query, SearchOptions(top_k=3)).hits
     assert hits, query
     return hits[0].source_file
@@ -137,7 +134,7 @@ def add_hostile_files(root: Path, outside: Path) -> None:
     os.mkfifo(root / "module-c/pipe.md")
 
 
-def test_hostile_files_and_a_failing_embedder_never_corrupt_the_index(settings: Settings, store: VectorStore,
+def test_hostile_files_and_a_failing_embedder_never_corrupt_the_index(settings: Settings, store: EdgeStore,
                                                                       cohere: StubServer, tmp_path: Path) -> None:
     # GIVEN a good book, ingested
     root = tmp_path / "docs"
@@ -207,7 +204,7 @@ def test_hostile_files_and_a_failing_embedder_never_corrupt_the_index(settings: 
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads files whatever their mode")
-def test_an_unreadable_file_is_skipped_with_its_reason(settings: Settings, store: VectorStore,
+def test_an_unreadable_file_is_skipped_with_its_reason(settings: Settings, store: EdgeStore,
                                                        cohere: StubServer, tmp_path: Path) -> None:
     root = tmp_path / "docs"
     write(root, "a.md", "# A\n\n" + paragraphs("aardvark", 1))

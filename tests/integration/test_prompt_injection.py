@@ -34,7 +34,7 @@ from urllib.parse import quote, unquote_plus
 
 import pytest
 
-from bookrag.adapters.qdrant.store import build_client
+from bookrag.adapters.qdrant.edge import close_shard
 from bookrag.answering.answerers.base import neutralise
 from bookrag.answering.context import book_context
 from bookrag.config.settings import Settings, load_settings
@@ -428,7 +428,7 @@ def _ingested(root: Path, **overrides: Any) -> Settings:
 def extractive(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Settings]:
     settings = _ingested(tmp_path_factory.mktemp("injection-extractive"), llm_provider="extractive")
     yield settings
-    build_client(settings).close()
+    close_shard(settings)
 
 
 @pytest.fixture(scope="module")
@@ -436,13 +436,13 @@ def llm(tmp_path_factory: pytest.TempPathFactory, model: tuple[StubServer, Obedi
     settings = _ingested(tmp_path_factory.mktemp("injection-llm"), llm_provider="openai", openai_api_key=OPENAI_KEY,
                          openai_base_url=model[0].url, llm_timeout_s=5.0)
     yield settings
-    build_client(settings).close()
+    close_shard(settings)
 
 
 def store_chunks(settings: Settings) -> dict[str, str]:
     """chunk_id -> content_text of every chunk in the store."""
-    points, _ = build_client(settings).scroll(settings.qdrant_collection, limit=1000, with_payload=True)
-    return {str(p.payload["chunk_id"]): str(p.payload["content_text"]) for p in points if p.payload}
+    payloads = container_for(settings).store.scroll_payloads(("chunk_id", "content_text"))
+    return {str(p["chunk_id"]): str(p["content_text"]) for p in payloads}
 
 
 def run_extractive(settings: Settings, question: str) -> tuple[Response, set[str]]:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, Protocol
 
-from bookrag.adapters.qdrant.store import VectorStore
+from bookrag.adapters.qdrant.port import BookStore
 from bookrag.domain.models import ChunkPayload, PointRecord, embedding_text
 from bookrag.errors import DocumentError
 from bookrag.ingestion.chunker import ChunkDraft, ParsedDocument, chunk_document, parse_document
@@ -101,7 +101,7 @@ def _reading_order(files: list[SourceFile]) -> None:
 
 
 class Ingestor:
-    def __init__(self, settings: Settings, embedder: CachedEmbedder, store: VectorStore,
+    def __init__(self, settings: Settings, embedder: CachedEmbedder, store: BookStore,
                  progress: Progress | None = None) -> None:
         self.settings = settings
         self.embedder = embedder
@@ -226,6 +226,7 @@ class Ingestor:
             for gone in sorted(set(manifest) - present):
                 self.store.delete_file(gone)
                 report.files_deleted += 1
+        self.store.finish_ingest()
         report.chunks_total = sum(
             e["total_chunks"] or 0 for name, e in self.store.manifest().items()
         )

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from bookrag.adapters.qdrant.store import Fusion, VectorStore
+from bookrag.adapters.qdrant.port import BookStore, Fusion
 from bookrag.domain.models import Filters, SearchHit, SearchResult, SparseVector
 from bookrag.domain.query import Interface
 from bookrag.domain.thresholds import DEFAULT_THRESHOLDS
@@ -80,7 +80,7 @@ class SearchOptions:
 class Retriever:
     """Embeds the query, searches the store, applies threshold, reranking and diversity. Thread-safe."""
 
-    def __init__(self, settings: Settings, embedder: CachedEmbedder, store: VectorStore,
+    def __init__(self, settings: Settings, embedder: CachedEmbedder, store: BookStore,
                  reranker: CohereReranker | None = None) -> None:
         self.settings = settings
         self.embedder = embedder

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from bookrag.adapters.qdrant.store import VectorStore
+from bookrag.adapters.qdrant.port import BookStore
 from bookrag.domain.models import PAYLOAD_FIELDS, ChunkPayload
 
 _TOC_FIELDS = ("source_file", "source_url", "doc_title", "module_name", "page_number", "total_chunks",
@@ -43,7 +43,7 @@ def route_of(source_url: str, base_url: str) -> str:
     return "/" + path.strip("/")
 
 
-def table_of_contents(store: VectorStore, base_url: str) -> list[DocumentEntry]:
+def table_of_contents(store: BookStore, base_url: str) -> list[DocumentEntry]:
     """Every document in reading order (sidebar page number, then file), with its sections in order."""
     rows: dict[str, list[dict[str, Any]]] = {}
     for payload in store.scroll_payloads(_TOC_FIELDS):
@@ -60,7 +60,7 @@ def table_of_contents(store: VectorStore, base_url: str) -> list[DocumentEntry]:
     return sorted(entries, key=lambda e: (e.page_number, e.source_file))
 
 
-def document_text(store: VectorStore, entry: DocumentEntry) -> str:
+def document_text(store: BookStore, entry: DocumentEntry) -> str:
     """The document as Markdown: its title, its URL, then its chunks in order, section headings restored."""
     chunks = _chunks(store, entry)
     parts = [f"# {entry.title}", f"Source: {entry.url}"]
@@ -85,7 +85,7 @@ class Section:
     markdown: str
 
 
-def chapter(store: VectorStore, entry: DocumentEntry) -> list[Section]:
+def chapter(store: BookStore, entry: DocumentEntry) -> list[Section]:
     """The document's sections in order, for a reader (the demo page): each chunk's text once, without
     the heading lines the chunker repeats at the top of each chunk."""
     sections: list[Section] = []
@@ -94,7 +94,7 @@ def chapter(store: VectorStore, entry: DocumentEntry) -> list[Section]:
     return sections
 
 
-def _sections(store: VectorStore, entry: DocumentEntry) -> list[tuple[str, str, list[str]]]:
+def _sections(store: BookStore, entry: DocumentEntry) -> list[tuple[str, str, list[str]]]:
     out: list[tuple[str, str, list[str]]] = []
     previous = ""
     for chunk in _chunks(store, entry):
@@ -112,11 +112,8 @@ def _sections(store: VectorStore, entry: DocumentEntry) -> list[tuple[str, str, 
     return out
 
 
-def _chunks(store: VectorStore, entry: DocumentEntry) -> list[ChunkPayload]:
-    from qdrant_client import models as qm
-
-    flt = qm.Filter(must=[qm.FieldCondition(key="source_file", match=qm.MatchValue(value=entry.source_file))])
-    return sorted((ChunkPayload.from_dict(p) for p in store.scroll_payloads(PAYLOAD_FIELDS, flt)),
+def _chunks(store: BookStore, entry: DocumentEntry) -> list[ChunkPayload]:
+    return sorted((ChunkPayload.from_dict(p) for p in store.scroll_payloads(PAYLOAD_FIELDS, entry.source_file)),
                   key=lambda c: c.chunk_index)
 
 

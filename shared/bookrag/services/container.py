@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     import httpx
 
     from bookrag.adapters.embedders import CachedEmbedder
-    from bookrag.adapters.qdrant.store import VectorStore
+    from bookrag.adapters.qdrant.port import BookStore
     from bookrag.answering.agent import BookRAGAgent
     from bookrag.answering.answerers.base import Answerer
     from bookrag.answering.conversation import Rewriter
@@ -165,7 +165,12 @@ class Container(AuthContainer):
         return build_embedder(self.settings, lambda: self.cohere)
 
     @_network(_remote_store)
-    def store(self) -> VectorStore:
+    def store(self) -> BookStore:
+        """Qdrant Cloud or a server when QDRANT_URL/QDRANT_HOST is set, else Qdrant Edge on QDRANT_PATH."""
+        if self.settings.qdrant_remote_url is None:
+            from bookrag.adapters.qdrant.edge import EdgeStore
+
+            return EdgeStore(self.settings)
         from bookrag.adapters.qdrant.store import VectorStore
 
         return VectorStore(self.settings)

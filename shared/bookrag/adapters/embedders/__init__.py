@@ -57,7 +57,8 @@ def build_embedder(settings: Settings, cohere_client: ClientProvider) -> CachedE
 
         inner = CohereEmbedder(settings, cohere_client)
     else:
+        from bookrag.adapters.embedders.batching import BatchedQueries
         from bookrag.adapters.embedders.local import LocalEmbedder
 
-        inner = LocalEmbedder()
+        inner = BatchedQueries(LocalEmbedder())
     return CachedEmbedder(inner, settings.query_cache_size)

@@ -1,24 +1,24 @@
-"""The vector store port and its one adapter, over qdrant-client.
+"""The remote adapter of the store port (`port.BookStore`), over qdrant-client.
 
-The same code serves Qdrant's embedded local mode (a folder, `QDRANT_PATH`) and a remote Qdrant or
-Qdrant Cloud (`QDRANT_URL`). qdrant-client is imported lazily: it costs ~0.7 s, which a health check
-must not pay. Every client error becomes one of our `StoreError`s here; `str()` of qdrant-client's
-errors carries URLs and bodies, so it is never passed on.
+Qdrant Cloud or a Qdrant server (`QDRANT_URL` or `QDRANT_HOST`); the embedded store is `edge.EdgeStore`.
+qdrant-client is imported lazily: it costs ~0.7 s, which a health check must not pay. Every client error
+becomes one of our `StoreError`s here; `str()` of qdrant-client's errors carries URLs and bodies, so it is
+never passed on. A test may hand it a qdrant-client local-mode client (the congruence test's second
+backend); the service never builds one.
 """
 
 from __future__ import annotations
 
-import atexit
 import math
 import threading
 from collections.abc import Callable, Iterable, Sequence
-from functools import cache, partial
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from functools import partial
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
 from bookrag import errors
+from bookrag.adapters.qdrant.port import DENSE, SPARSE, Fusion, SearchMode
 from bookrag.adapters.retrying import call_with_retries
 from bookrag.domain.models import PAYLOAD_FIELDS, ChunkPayload, Filters, PointRecord, SparseVector, StoredHit
 
@@ -29,54 +29,27 @@ if TYPE_CHECKING:
     from bookrag.config.settings import Settings
 
 T = TypeVar("T")
-DENSE = "dense"
-SPARSE = "bm25"
-SearchMode = Literal["hybrid", "dense", "sparse"]
-Fusion = Literal["rrf", "dbsf"]
-
-
-
-
-
-
+__all__ = ["DENSE", "SPARSE", "Fusion", "SearchMode", "VectorStore", "build_client", "translate_qdrant_error"]
 
 
 def build_client(settings: Settings) -> QdrantClient:
-    """A remote client (its own connection pool; the container keeps one), or the process's one
-    embedded client for the folder."""
+    """A remote client (its own connection pool; the container keeps one)."""
     from bookrag.adapters.qdrant.lazy_imports import import_qdrant_client
 
     import_qdrant_client()  # without its eager pydantic model rebuild: ~0.25 s off a cold start
     from qdrant_client import QdrantClient
 
     url = settings.qdrant_remote_url
-    if url:
-        return QdrantClient(
-            url=url,
-            api_key=settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None,
-            timeout=max(1, math.ceil(settings.qdrant_timeout_s)),
-            # The version check is an extra network round trip (and a thread) on every cold start.
-            check_compatibility=False,
-            prefer_grpc=False,
-        )
-    settings.qdrant_path.mkdir(parents=True, exist_ok=True)
-    return _embedded_client(settings.qdrant_path.resolve())
-
-
-@cache
-def _embedded_client(path: Path) -> QdrantClient:
-    """One client per folder for the whole process, whatever the settings that name it.
-
-    The first client locks the folder until it is closed, and `atexit` keeps it open: a second client
-    for the same folder (settings that differ elsewhere, or an entry evicted from the cache above)
-    would fail with "already accessed by another instance".
-    """
-    from qdrant_client import QdrantClient
-
-    client = QdrantClient(path=str(path))
-    # Close the embedded store before interpreter teardown, when its __del__ can no longer import.
-    atexit.register(client.close)
-    return client
+    if not url:
+        raise errors.ConfigError("The remote store needs QDRANT_URL or QDRANT_HOST; the embedded one is EdgeStore")
+    return QdrantClient(
+        url=url,
+        api_key=settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None,
+        timeout=max(1, math.ceil(settings.qdrant_timeout_s)),
+        # The version check is an extra network round trip (and a thread) on every cold start.
+        check_compatibility=False,
+        prefer_grpc=False,
+    )
 
 
 def translate_qdrant_error(exc: BaseException) -> errors.BookRAGError:
@@ -138,10 +111,6 @@ class VectorStore:
             except errors.BookRAGError:
                 raise
             except Exception as exc:
-                if "already accessed" in str(exc):
-                    raise errors.StoreConnectionError(
-                        "The embedded book index is open in another process (stop `bookrag serve` first)"
-                    ) from None
                 raise translate_qdrant_error(exc) from None
         return self._client
 
@@ -211,7 +180,7 @@ class VectorStore:
             metadata={"embedder": embedder_name, "dimension": dimension},
         ))
         if self.settings.qdrant_remote_url is None:
-            return True  # the embedded mode scans payloads and has no use for (and warns about) indexes
+            return True  # a local-mode test double scans payloads and has no use for (and warns about) indexes
         for name, schema in (("source_file", qm.PayloadSchemaType.KEYWORD),
                              ("module_name", qm.PayloadSchemaType.KEYWORD),
                              ("chunk_index", qm.PayloadSchemaType.INTEGER)):
@@ -255,7 +224,17 @@ class VectorStore:
 
     # -- reads ------------------------------------------------------------------------------
 
-    def scroll_payloads(self, fields: Sequence[str], flt: qm.Filter | None = None) -> Iterable[dict[str, Any]]:
+    def finish_ingest(self) -> None:
+        """Nothing to do: a server optimises and persists by itself."""
+
+    def scroll_payloads(self, fields: Sequence[str], source_file: str | None = None) -> Iterable[dict[str, Any]]:
+        from qdrant_client import models as qm
+
+        flt = qm.Filter(must=[qm.FieldCondition(key="source_file", match=qm.MatchValue(value=source_file))]) \
+            if source_file else None
+        return self._scroll(fields, flt)
+
+    def _scroll(self, fields: Sequence[str], flt: qm.Filter | None = None) -> Iterable[dict[str, Any]]:
         offset = None
         while True:
             points, offset = self._read(partial(
@@ -287,7 +266,7 @@ class VectorStore:
             qm.FieldCondition(key="source_file", match=qm.MatchValue(value=source_file)),
             qm.FieldCondition(key="chunk_index", match=qm.MatchAny(any=list(indices))),
         ])
-        chunks = [ChunkPayload.from_dict(p) for p in self.scroll_payloads(PAYLOAD_FIELDS, flt)]
+        chunks = [ChunkPayload.from_dict(p) for p in self._scroll(PAYLOAD_FIELDS, flt)]
         return sorted(chunks, key=lambda c: c.chunk_index)
 
     def count(self) -> int:

@@ -1,0 +1,88 @@
+"""The store port: what retrieval, ingestion and the book service ask of a vector store.
+
+Two adapters implement it: `edge.EdgeStore` (Qdrant Edge, Qdrant's own engine in-process on a folder:
+the default whenever no QDRANT_URL/QDRANT_HOST is set) and `store.VectorStore` (qdrant-client against
+Qdrant Cloud or a Qdrant server). Both store the same named vectors (`dense`, cosine; sparse `bm25`
+with the IDF modifier), the same payload (`ChunkPayload`), record the embedder that built the index,
+and answer the same hybrid query, so every caller is indifferent to which one it holds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any, Literal, Protocol
+
+import numpy as np
+
+from bookrag.domain.models import ChunkPayload, Filters, PointRecord, SparseVector, StoredHit
+
+DENSE = "dense"
+SPARSE = "bm25"
+SearchMode = Literal["hybrid", "dense", "sparse"]
+Fusion = Literal["rrf", "dbsf"]
+
+
+class BookStore(Protocol):
+    """One collection of chunks. Reads are thread-safe; one ingest writes at a time."""
+
+    collection: str
+
+    def exists(self) -> bool: ...
+
+    def describe(self) -> dict[str, Any]:
+        """Embedder name, dimension and point count, or raise `CollectionMissingError`."""
+        ...
+
+    def check_embedder(self, embedder_name: str, dimension: int) -> None:
+        """Raise `EmbedderMismatchError` when the index was built by another embedder."""
+        ...
+
+    def ensure_collection(self, embedder_name: str, dimension: int) -> bool:
+        """Create the collection if missing; True when it was created."""
+        ...
+
+    def upsert(self, records: Sequence[PointRecord], batch_size: int = 128) -> None: ...
+
+    def delete_file(self, source_file: str, *, from_index: int = 0) -> None:
+        """Delete a file's chunks whose `chunk_index >= from_index` (all of them by default)."""
+        ...
+
+    def set_page_number(self, source_file: str, page_number: int) -> None: ...
+
+    def finish_ingest(self) -> None:
+        """Called once at the end of an ingest: leave the index compact, searchable and on disk."""
+        ...
+
+    def scroll_payloads(self, fields: Sequence[str], source_file: str | None = None) -> Iterable[dict[str, Any]]:
+        """The named payload fields of every chunk (of one file, if given), in no particular order."""
+        ...
+
+    def manifest(self) -> dict[str, dict[str, Any]]:
+        """Per source file: its file hash, page number and chunk count, read from the stored payloads."""
+        ...
+
+    def fetch_chunks(self, source_file: str, indices: Sequence[int]) -> list[ChunkPayload]: ...
+
+    def count(self) -> int: ...
+
+    def search(self, dense: np.ndarray, sparse: SparseVector, *, mode: SearchMode, limit: int,
+               filters: Filters | None = None, rrf_k: int = 60, fusion: Fusion = "rrf") -> list[StoredHit]:
+        """Rank chunks by `mode`; every hit carries its cosine similarity to `dense` (clamped to [0, 1])."""
+        ...
+
+
+def manifest_of(payloads: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Group stored payloads (`source_file`, `file_hash`, `page_number`, `total_chunks`) per file."""
+    files: dict[str, dict[str, Any]] = {}
+    for p in payloads:
+        entry = files.setdefault(str(p["source_file"]), {"file_hash": p.get("file_hash"),
+                                                         "page_number": p.get("page_number"),
+                                                         "total_chunks": p.get("total_chunks"),
+                                                         "stored": 0})
+        entry["stored"] += 1
+        if entry["file_hash"] != p.get("file_hash"):
+            entry["file_hash"] = None  # mixed versions: a previous ingest was cut short
+    return files
+
+
+MANIFEST_FIELDS = ("source_file", "file_hash", "page_number", "total_chunks")

@@ -1,0 +1,90 @@
+"""A small book for the embedded store's tests, and child processes that open its folder."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.support.paths import ROOT, SAMPLE_DOCS
+
+# Four chapters of the sample book: enough chunks for several files and filters, quick to embed.
+CHAPTER = "module-4-humanoids"
+
+# Ingests argv[2] into argv[1], holding after the first file is written until its stdin closes (or it is
+# killed): a point in the middle of an ingest that the parent can reach without sleeping.
+INGEST_AND_HOLD = """
+import sys
+from pathlib import Path
+from bookrag.config.settings import load_settings
+from bookrag.ingestion.ingestor import Ingestor
+from bookrag.services.container import container_for
+
+class Hold:
+    def start(self, total):
+        pass
+    def advance(self, n):
+        print("written", n, flush=True)
+        sys.stdin.readline()
+
+settings = load_settings(qdrant_path=sys.argv[1], embedding_provider="local")
+container = container_for(settings)
+Ingestor(settings, container.embedder, container.store, Hold()).run(Path(sys.argv[2]))
+print("finished", flush=True)
+"""
+
+# Opens the store in argv[1] and keeps it open until its stdin closes: a running server, in effect.
+OPEN_AND_HOLD = """
+import sys
+from bookrag.config.settings import load_settings
+from bookrag.adapters.qdrant.edge import EdgeStore
+store = EdgeStore(load_settings(qdrant_path=sys.argv[1], embedding_provider="local"))
+print("open", store.count(), flush=True)
+sys.stdin.readline()
+"""
+
+
+def write_book(root: Path, *, revised: bool = False) -> Path:
+    """The chapter's files under root/docs; `revised` adds a paragraph to each (every file changes)."""
+    docs = root / "docs"
+    shutil.rmtree(docs, ignore_errors=True)
+    shutil.copytree(SAMPLE_DOCS / CHAPTER, docs / CHAPTER)
+    if revised:
+        for page in sorted((docs / CHAPTER).glob("*.md")):
+            page.write_text(page.read_text(encoding="utf-8")
+                            + f"\n\n## Revision note\n\nThis revision of {page.stem} adds a short closing note.\n",
+                            encoding="utf-8")
+    return docs
+
+
+def child_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.upper().startswith(("QDRANT_", "EMBEDDING_", "COHERE_"))}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT / "shared"), str(ROOT), env.get("PYTHONPATH")) if p)
+    env["OPENBLAS_NUM_THREADS"] = "1"
+    env.update(extra)
+    return env
+
+
+def start_child(script: str, *args: str, user: int | None = None, **env: str) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-c", script, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=child_env(**env), cwd=ROOT, user=user)
+
+
+def read_line(child: subprocess.Popen[str]) -> str:
+    """The child's next line of output; fails with its stderr if it exited instead."""
+    assert child.stdout is not None
+    line = child.stdout.readline()
+    if not line:
+        child.wait(timeout=60)
+        assert child.stderr is not None
+        raise AssertionError(f"child exited {child.returncode}: {child.stderr.read()[-2000:]}")
+    return line.strip()
+
+
+def release(child: subprocess.Popen[str]) -> None:
+    """Let a holding child go on (or exit), and reap it."""
+    assert child.stdin is not None
+    child.stdin.close()
+    child.wait(timeout=300)
