@@ -1,4 +1,4 @@
-"""The `bookrag` command line: ingest, retrieve, ask, eval, invoke, serve, mcp."""
+"""The `bookrag` command line: ingest, rollback, versions, retrieve, ask, eval, invoke, serve, mcp, smoke."""
 
 from __future__ import annotations
 
@@ -65,17 +65,30 @@ class _RichProgress:
 def ingest(
     path: Annotated[Path, typer.Argument(help="The Docusaurus docs folder (e.g. book/docs)")],
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON")] = False,
+    atomic: Annotated[bool | None, typer.Option(
+        "--atomic/--incremental",
+        help="--atomic: build a new version beside the live one and switch readers to it in one step (the "
+             "previous version is kept for `bookrag rollback`). --incremental: update the live collection "
+             "file by file (fast; readers may see old and new files together meanwhile). Default: atomic "
+             "for a remote store (QDRANT_URL/QDRANT_HOST), incremental for the embedded one.")] = None,
 ) -> None:
-    """Ingest (incrementally) a Docusaurus docs tree into the vector store."""
+    """Ingest a Docusaurus docs tree into the vector store (see --atomic)."""
     from bookrag.config.settings import get_settings
     from bookrag.ingestion.ingestor import Ingestor
     from bookrag.services.container import container_for
 
     try:
         settings = get_settings()
+        use_atomic = atomic if atomic is not None else settings.qdrant_remote_url is not None
         with _RichProgress() as progress:
             container = container_for(settings)
-            report = Ingestor(settings, container.embedder, container.store, progress).run(path)
+            if use_atomic:
+                from bookrag.ingestion.versions import publish
+
+                report = publish(settings, container.embedder, _versions(container), path, progress)
+                container.store.refresh()
+            else:
+                report = Ingestor(settings, container.embedder, container.store, progress).run(path)
     except BookRAGError as exc:
         _fail(exc, as_json)
         return
@@ -89,8 +102,73 @@ def ingest(
     typer.echo(
         f"files {data['files_seen']} (changed {data['files_changed']}, unchanged {data['files_unchanged']}, "
         f"deleted {data['files_deleted']}, skipped {len(data['skipped'])}) | chunks {data['chunks_total']} "
-        f"(embedded {data['chunks_embedded']}, {rate:.1f}/s) | {data['seconds']:.2f} s"
+        f"(embedded {data['chunks_embedded']}, {rate:.1f}/s, copied {data['chunks_copied']}) | "
+        f"{data['seconds']:.2f} s"
     )
+    version = report.book_version.label if report.book_version else "-"
+    if report.switched_from is not None or (use_atomic and report.chunks_total):
+        typer.echo(f"book version {version}: live in {report.collection}"
+                   + (f" (previous {report.switched_from} kept for `bookrag rollback`)" if report.switched_from
+                      else ""))
+    else:
+        typer.echo(f"book version {version}")
+
+
+def _versions(container: Any) -> Any:
+    """The book's versions on the configured store (the service's own client)."""
+    from bookrag.adapters.qdrant.aliases import QdrantVersions
+
+    return QdrantVersions(container.settings, container.store.client)
+
+
+@app.command()
+def rollback(
+    to: Annotated[str | None, typer.Option("--to", help="A kept version's collection (see `bookrag versions`)")]
+    = None,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Switch readers back to the kept previous version of the book, in one step."""
+    from bookrag.config.settings import get_settings
+    from bookrag.ingestion.versions import rollback as roll_back
+    from bookrag.services.container import container_for
+
+    try:
+        container = container_for(get_settings())
+        left, now = roll_back(_versions(container), to)
+        container.store.refresh()
+        version = _versions(container).book_version(now)
+    except BookRAGError as exc:
+        _fail(exc, as_json)
+        return
+    label = version.label if version else None
+    if as_json:
+        _echo_json({"from": left, "to": now, "book_version": label})
+        return
+    typer.echo(f"live: {now} (book version {label or '-'}); was {left}")
+
+
+@app.command()
+def versions(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """List the kept versions of the book; the live one is marked."""
+    from bookrag.config.settings import get_settings
+    from bookrag.ingestion.versions import list_versions
+    from bookrag.services.container import container_for
+
+    try:
+        found = list_versions(_versions(container_for(get_settings())))
+    except BookRAGError as exc:
+        _fail(exc, as_json)
+        return
+    rows = [{"collection": v.collection, "live": v.live,
+             "book_version": v.book_version.to_dict() if v.book_version else None} for v in found]
+    if as_json:
+        _echo_json(rows)
+        return
+    if not rows:
+        typer.echo("No versions: the book was ingested incrementally (or not at all).")
+    for v in found:
+        label = v.book_version.label if v.book_version else "-"
+        typer.echo(f"{'*' if v.live else ' '} {v.collection}  {label}")
 
 
 @app.command()

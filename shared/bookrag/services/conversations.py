@@ -52,8 +52,15 @@ def bounded(turns: Sequence[Turn]) -> tuple[Turn, ...]:
 
 
 def answer(container: Container, request: AnswerRequest, owner: str = ANONYMOUS) -> Response:
-    """Raises what `BookRAGAgent.run` raises, `InvalidInputError` (CONFLICTING_CONVERSATION),
+    """The agent's Response, carrying the book version it was answered from (`Response.book_version`).
+    Raises what `BookRAGAgent.run` raises, `InvalidInputError` (CONFLICTING_CONVERSATION),
     `SessionNotFoundError` (404) and `SessionStoreError` (503)."""
+    response = _answer(container, request, owner)
+    version = container.store.book_version()
+    return response.with_book_version(version.label if version else None)
+
+
+def _answer(container: Container, request: AnswerRequest, owner: str) -> Response:
     if request.session_id and (request.history or request.start_session):
         raise InvalidInputError("Send either history or a session (session_id or start_session), not both",
                                 code="CONFLICTING_CONVERSATION", field="session_id")

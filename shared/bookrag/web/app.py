@@ -13,6 +13,7 @@ from bookrag.contracts.health import HealthResponse
 from bookrag.web import errors as web_errors
 from bookrag.web.middleware.api_key import ApiKeyAuth
 from bookrag.web.middleware.body_limit import BodySizeLimit
+from bookrag.web.middleware.book_version import BookVersionHeader
 
 AppKind = Literal["retrieval", "agent", "all"]
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
@@ -34,6 +35,8 @@ def create_app(kind: AppKind = "all") -> FastAPI:
     app.add_middleware(BodySizeLimit)
     # Added last, so outermost: a request without a valid key is refused before its body is even read.
     app.add_middleware(ApiKeyAuth)
+    # Outermost: every response carries X-Book-Version, a refused one too; one book version per request.
+    app.add_middleware(BookVersionHeader)
 
     @app.get("/api/health", response_model=HealthResponse, tags=["ops"])
     def get_health() -> dict[str, Any]:
