@@ -222,6 +222,9 @@ def invoke(
 def serve(
     host: Annotated[str, typer.Option(help="Interface to bind")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port")] = 8000,
+    fd: Annotated[int | None, typer.Option(
+        help="Serve on this inherited, already listening socket instead (socket activation): connections "
+             "made before the app is ready wait in its backlog instead of being refused")] = None,
 ) -> None:
     """Serve the whole HTTP API (retrieval and agent routes) on localhost with uvicorn."""
     import os
@@ -234,7 +237,46 @@ def serve(
     from bookrag.web.app import create_app
 
     # Keep-alive above common client idle timeouts (httpx: 5 s), so pooled connections are not reset.
-    uvicorn.run(create_app("all"), host=host, port=port, log_level="warning", timeout_keep_alive=30)
+    uvicorn.run(create_app("all"), host=host, port=port, fd=fd, log_level="warning", timeout_keep_alive=30)
+
+
+@app.command()
+def smoke(
+    url: Annotated[str, typer.Argument(help="The API's base URL (the stack's ApiUrl output, or bookrag serve's)")],
+    api_key: Annotated[str | None, typer.Option("--api-key", help="A key for the deployment (bookrag mint-key)")]
+    = None,
+    question: Annotated[str, typer.Option(help="A question the book answers")] = "How do I install ROS 2?",
+    off_book: Annotated[str, typer.Option(help="A question the book does not answer")]
+    = "What is the capital of France?",
+    timeout: Annotated[float, typer.Option(help="Seconds per request")] = 30.0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON (for CI)")] = False,
+) -> None:
+    """Check a running deployment: health, a retrieval, a tool call, an answer, a refusal, a bad request,
+    and a request without a key. Prints a pass/fail table with timings; exit status 1 if any check fails."""
+    from bookrag.devtools.smoke import run_smoke
+
+    if not url.startswith(("http://", "https://")):
+        typer.secho("error: URL must start with http:// or https://", fg=typer.colors.RED, err=True)
+        raise typer.Exit(2)
+    report = run_smoke(url, api_key, question=question, off_book=off_book, timeout_s=timeout)
+    if as_json:
+        _echo_json(report.as_dict())
+    else:
+        from rich.console import Console
+        from rich.table import Table
+
+        table = Table(title=f"bookrag smoke {report.url}")
+        for column in ("check", "result", "HTTP", "ms", "detail"):
+            table.add_column(column, justify="right" if column in ("HTTP", "ms") else "left")
+        for c in report.checks:
+            table.add_row(c.name, "[green]PASS[/]" if c.passed else "[red]FAIL[/]", str(c.status or "-"),
+                          f"{c.ms:.0f}", c.detail)
+        console = Console(width=None if sys.stdout.isatty() else 120)
+        console.print(table)
+        console.print(f"book version: {', '.join(report.book_versions) or '-'}")
+        console.print("[green]all checks passed[/]" if report.passed else "[red]some checks failed[/]")
+    if not report.passed:
+        raise typer.Exit(1)
 
 
 @app.command("mcp")
