@@ -145,9 +145,6 @@ class VectorStore:
         pinned = pins.get(self.name)
         if pinned is None:
             pinned = pins[self.name] = self._resolve()
-            version = self._version_of(pinned)
-            if version is not None:
-                record_seen(self.name, version.label)
         return pinned
 
     def _resolve(self) -> str:
@@ -183,8 +180,12 @@ class VectorStore:
         return version
 
     def book_version(self) -> BookVersion | None:
-        """The version of the book this request reads (None for an index ingested before versions)."""
-        return self._version_of(self.collection)
+        """The version of the book this request reads (None for an index ingested before versions); inside
+        a request scope it is also what the request's X-Book-Version header says."""
+        version = self._version_of(self.collection)
+        if version is not None:
+            record_seen(self.name, version.label)
+        return version
 
     def set_book_version(self, version: BookVersion) -> None:
         """Record which book this collection holds (its collection metadata)."""
