@@ -100,3 +100,14 @@ def test_samconfig_has_dev_and_prod_naming_only_template_parameters() -> None:
         names = {o.split("=", 1)[0] for o in deploy["parameter_overrides"]}
         assert "QdrantUrl" in names and names <= set(TEMPLATE["Parameters"])
     assert config["prod"]["deploy"]["parameters"]["confirm_changeset"] is True
+
+
+def test_the_ingest_workflow_publishes_atomically_and_names_its_secrets() -> None:
+    workflow = yaml.safe_load((ROOT / "examples" / "ingest-book.yml").read_text())
+    steps = workflow["jobs"]["ingest"]["steps"]
+    ingest = next(s for s in steps if "bookrag ingest" in s.get("run", ""))
+    assert "--atomic" in ingest["run"] and ingest["env"]["EMBEDDING_PROVIDER"] == "cohere"
+    for name in ("QDRANT_URL", "QDRANT_API_KEY", "COHERE_API_KEY"):
+        assert ingest["env"][name] == "${{ secrets." + name + " }}"
+    assert any("bookrag smoke" in s.get("run", "") for s in steps)
+    assert workflow[True]["push"]["paths"] == ["docs/**"]  # YAML 1.1 reads the key `on` as True
