@@ -294,6 +294,13 @@ class DocumentError(BookRAGError, ValueError):
     code = "BAD_DOCUMENT"
 
 
+class NoVersionError(BookRAGError, LookupError):
+    """`bookrag rollback` has no version to go back to (none kept, or the one named is not one)."""
+
+    code = "NO_VERSION"
+    public_message = "No earlier book version is kept"
+
+
 # --- conversations ---------------------------------------------------------------------------------
 
 

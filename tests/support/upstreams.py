@@ -88,8 +88,10 @@ def qdrant_query(dim: int = COHERE_DIM) -> Reply:
 
 def serve_qdrant(stub: StubServer, *, exists: ReplySpec | None = None, info: ReplySpec | None = None,
                  query: ReplySpec | None = None, collection: str = COLLECTION) -> StubServer:
-    """Answer the three paths a search uses; each defaults to a healthy reply."""
+    """Answer the paths a search uses (the alias lookup, then the collection's three); each defaults to a
+    healthy reply. No alias: the collection is read by its own name."""
     base = f"/collections/{collection}"
+    stub.on("/aliases", _ok({"aliases": []}))
     stub.on(f"{base}/exists", exists or qdrant_exists())
     stub.on(f"{base}/points/query", query or qdrant_query())
     stub.on(base, info or qdrant_collection_info())

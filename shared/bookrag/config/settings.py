@@ -128,6 +128,9 @@ class Settings(AuthSettings):
     qdrant_collection: str = Field("book_chunks", min_length=1, max_length=255, pattern=r"^[A-Za-z0-9_.-]+$")
     qdrant_path: Path = Path(".bookrag/qdrant")
     qdrant_timeout_s: float = Field(5.0, gt=0, le=25)
+    # QDRANT_COLLECTION is an alias of the live book version: a warm process looks its target up at most
+    # this often, so it serves a new version (or a rollback) within this many seconds of the switch.
+    qdrant_alias_ttl_s: float = Field(5.0, ge=0, le=3600)
 
     # --- embeddings ----------------------------------------------------------------------------
     embedding_provider: EmbeddingProvider | None = None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 from pydantic.config import JsonDict
 
 from bookrag import errors
@@ -63,6 +63,17 @@ class Response(BaseModel):
         default=None, description="Whether `selected_text` matched the book's indexed text (then its passage and "
                           "neighbours were searched first and may be cited); false: it was treated as part of "
                           "the question and is never cited. Only with `selected_text`")
+    # The book version is not a field: without a conversation the body stays exactly the contract's four
+    # fields. HTTP carries it as the X-Book-Version header, MCP in the result's _meta, Python as this property.
+    _book_version: str | None = PrivateAttr(default=None)
+
+    @property
+    def book_version(self) -> str | None:
+        return self._book_version
+
+    def with_book_version(self, label: str | None) -> Response:
+        self._book_version = label
+        return self
 
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 
 class HealthResponse(BaseModel):
@@ -17,3 +17,6 @@ class HealthResponse(BaseModel):
     cold_start: bool
     clients_ready: dict[str, bool]
     uptime_s: float
+    book_version: str | None = Field(None, description=(
+        "The book version this process last served (health makes no store call: null until a request or the "
+        "warm-up has read the store)"))

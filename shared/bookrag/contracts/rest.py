@@ -58,3 +58,6 @@ class RetrieveResponse(BaseModel):
     retrieval_time_ms: float
     total_candidates: int
     retrieved_chunks: list[RetrievedChunkPublic]
+    book_version: str | None = Field(None, description=(
+        "The version of the book this was answered from (content hash, ingest time, git commit); also the "
+        "X-Book-Version header. Null for an index ingested before versions"))

@@ -124,6 +124,9 @@ class BookContentResponse(BaseModel):
     results: list[BookContentResult]
     query_embedding_used: list[float]
     message: str | None = None
+    book_version: str | None = Field(None, description=(
+        "The version of the book this was answered from (content hash, ingest time, git commit); also the "
+        "X-Book-Version header. Null for an index ingested before versions"))
 
 
 
@@ -152,6 +155,9 @@ class PerformRetrievalResponse(BaseModel):
     results: list[PerformRetrievalResult]
     query: str
     total_results: int
+    book_version: str | None = Field(None, description=(
+        "The version of the book this was answered from (content hash, ingest time, git commit); also the "
+        "X-Book-Version header. Null for an index ingested before versions"))
 
 
 
@@ -165,3 +171,6 @@ class BookContextRequest(QueryRequest):
 class BookContextResponse(BaseModel):
     context: str
     sources: list[dict[str, Any]]
+    book_version: str | None = Field(None, description=(
+        "The version of the book this was answered from (content hash, ingest time, git commit); also the "
+        "X-Book-Version header. Null for an index ingested before versions"))

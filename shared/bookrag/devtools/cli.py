@@ -1,4 +1,4 @@
-"""The `bookrag` command line: ingest, retrieve, ask, eval, invoke, serve, mcp."""
+"""The `bookrag` command line: ingest, rollback, versions, retrieve, ask, eval, invoke, serve, mcp, smoke."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
-from bookrag.errors import BookRAGError
+from bookrag.errors import BookRAGError, ConfigError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Answers questions about a book, only from the book.")
@@ -67,17 +67,30 @@ class _RichProgress:
 def ingest(
     path: Annotated[Path, typer.Argument(help="The Docusaurus docs folder (e.g. book/docs)")],
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON")] = False,
+    atomic: Annotated[bool | None, typer.Option(
+        "--atomic/--incremental",
+        help="--atomic: build a new version beside the live one and switch readers to it in one step (the "
+             "previous version is kept for `bookrag rollback`). --incremental: update the live collection "
+             "file by file (fast; readers may see old and new files together meanwhile). Default: atomic "
+             "for a remote store (QDRANT_URL/QDRANT_HOST), incremental for the embedded one.")] = None,
 ) -> None:
-    """Ingest (incrementally) a Docusaurus docs tree into the vector store."""
+    """Ingest a Docusaurus docs tree into the vector store (see --atomic)."""
     from bookrag.config.settings import get_settings
     from bookrag.ingestion.ingestor import Ingestor
     from bookrag.services.container import container_for
 
     try:
         settings = get_settings()
+        use_atomic = atomic if atomic is not None else settings.qdrant_remote_url is not None
         with _RichProgress() as progress:
             container = container_for(settings)
-            report = Ingestor(settings, container.embedder, container.store, progress).run(path)
+            if use_atomic:
+                from bookrag.ingestion.versions import publish
+
+                report = publish(settings, container.embedder, _versions(container), path, progress)
+                container.store.refresh()
+            else:
+                report = Ingestor(settings, container.embedder, container.store, progress).run(path)
     except BookRAGError as exc:
         _fail(exc, as_json)
         return
@@ -91,8 +104,76 @@ def ingest(
     typer.echo(
         f"files {data['files_seen']} (changed {data['files_changed']}, unchanged {data['files_unchanged']}, "
         f"deleted {data['files_deleted']}, skipped {len(data['skipped'])}) | chunks {data['chunks_total']} "
-        f"(embedded {data['chunks_embedded']}, {rate:.1f}/s) | {data['seconds']:.2f} s"
+        f"(embedded {data['chunks_embedded']}, {rate:.1f}/s, copied {data['chunks_copied']}) | "
+        f"{data['seconds']:.2f} s"
     )
+    version = report.book_version.label if report.book_version else "-"
+    if report.switched_from is not None or (use_atomic and report.chunks_total):
+        typer.echo(f"book version {version}: live in {report.collection}"
+                   + (f" (previous {report.switched_from} kept for `bookrag rollback`)" if report.switched_from
+                      else ""))
+    else:
+        typer.echo(f"book version {version}")
+
+
+def _versions(container: Any) -> Any:
+    """The book's versions on the configured store (the service's own client)."""
+    from bookrag.adapters.qdrant.aliases import QdrantVersions
+
+    if container.settings.qdrant_remote_url is None:
+        raise ConfigError("Book versions (--atomic, rollback, versions) need a remote store (QDRANT_URL or "
+                          "QDRANT_HOST); the embedded store is updated in place by `bookrag ingest`")
+    return QdrantVersions(container.settings, container.store.client)
+
+
+@app.command()
+def rollback(
+    to: Annotated[str | None, typer.Option("--to", help="A kept version's collection (see `bookrag versions`)")]
+    = None,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Switch readers back to the kept previous version of the book, in one step."""
+    from bookrag.config.settings import get_settings
+    from bookrag.ingestion.versions import rollback as roll_back
+    from bookrag.services.container import container_for
+
+    try:
+        container = container_for(get_settings())
+        left, now = roll_back(_versions(container), to)
+        container.store.refresh()
+        version = _versions(container).book_version(now)
+    except BookRAGError as exc:
+        _fail(exc, as_json)
+        return
+    label = version.label if version else None
+    if as_json:
+        _echo_json({"from": left, "to": now, "book_version": label})
+        return
+    typer.echo(f"live: {now} (book version {label or '-'}); was {left}")
+
+
+@app.command()
+def versions(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """List the kept versions of the book; the live one is marked."""
+    from bookrag.config.settings import get_settings
+    from bookrag.ingestion.versions import list_versions
+    from bookrag.services.container import container_for
+
+    try:
+        found = list_versions(_versions(container_for(get_settings())))
+    except BookRAGError as exc:
+        _fail(exc, as_json)
+        return
+    rows = [{"collection": v.collection, "live": v.live,
+             "book_version": v.book_version.to_dict() if v.book_version else None} for v in found]
+    if as_json:
+        _echo_json(rows)
+        return
+    if not rows:
+        typer.echo("No versions: the book was ingested incrementally (or not at all).")
+    for v in found:
+        label = v.book_version.label if v.book_version else "-"
+        typer.echo(f"{'*' if v.live else ' '} {v.collection}  {label}")
 
 
 @app.command()
@@ -146,6 +227,9 @@ def invoke(
 def serve(
     host: Annotated[str, typer.Option(help="Interface to bind")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port")] = 8000,
+    fd: Annotated[int | None, typer.Option(
+        help="Serve on this inherited, already listening socket instead (socket activation): connections "
+             "made before the app is ready wait in its backlog instead of being refused")] = None,
 ) -> None:
     """Serve the whole HTTP API (retrieval and agent routes) on localhost with uvicorn."""
     import os
@@ -158,7 +242,46 @@ def serve(
     from bookrag.web.app import create_app
 
     # Keep-alive above common client idle timeouts (httpx: 5 s), so pooled connections are not reset.
-    uvicorn.run(create_app("all"), host=host, port=port, log_level="warning", timeout_keep_alive=30)
+    uvicorn.run(create_app("all"), host=host, port=port, fd=fd, log_level="warning", timeout_keep_alive=30)
+
+
+@app.command()
+def smoke(
+    url: Annotated[str, typer.Argument(help="The API's base URL (the stack's ApiUrl output, or bookrag serve's)")],
+    api_key: Annotated[str | None, typer.Option("--api-key", help="A key for the deployment (bookrag mint-key)")]
+    = None,
+    question: Annotated[str, typer.Option(help="A question the book answers")] = "How do I install ROS 2?",
+    off_book: Annotated[str, typer.Option(help="A question the book does not answer")]
+    = "What is the capital of France?",
+    timeout: Annotated[float, typer.Option(help="Seconds per request")] = 30.0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON (for CI)")] = False,
+) -> None:
+    """Check a running deployment: health, a retrieval, a tool call, an answer, a refusal, a bad request,
+    and a request without a key. Prints a pass/fail table with timings; exit status 1 if any check fails."""
+    from bookrag.devtools.smoke import run_smoke
+
+    if not url.startswith(("http://", "https://")):
+        typer.secho("error: URL must start with http:// or https://", fg=typer.colors.RED, err=True)
+        raise typer.Exit(2)
+    report = run_smoke(url, api_key, question=question, off_book=off_book, timeout_s=timeout)
+    if as_json:
+        _echo_json(report.as_dict())
+    else:
+        from rich.console import Console
+        from rich.table import Table
+
+        table = Table(title=f"bookrag smoke {report.url}")
+        for column in ("check", "result", "HTTP", "ms", "detail"):
+            table.add_column(column, justify="right" if column in ("HTTP", "ms") else "left")
+        for c in report.checks:
+            table.add_row(c.name, "[green]PASS[/]" if c.passed else "[red]FAIL[/]", str(c.status or "-"),
+                          f"{c.ms:.0f}", c.detail)
+        console = Console(width=None if sys.stdout.isatty() else 120)
+        console.print(table)
+        console.print(f"book version: {', '.join(report.book_versions) or '-'}")
+        console.print("[green]all checks passed[/]" if report.passed else "[red]some checks failed[/]")
+    if not report.passed:
+        raise typer.Exit(1)
 
 
 @app.command("mcp")

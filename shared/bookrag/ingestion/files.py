@@ -8,12 +8,14 @@ without bound, or blocked on; and nothing here knows about chunks, so the rules 
 from __future__ import annotations
 
 import errno
+import re
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 from bookrag.errors import DocumentError
 
-__all__ = ["DOC_SUFFIXES", "decode", "discover", "read_bounded", "refuse_unsafe"]
+__all__ = ["DOC_SUFFIXES", "decode", "discover", "git_commit", "read_bounded", "refuse_unsafe"]
 
 DOC_SUFFIXES = (".md", ".mdx")
 
@@ -68,3 +70,19 @@ def decode(raw: bytes) -> str:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise DocumentError("not valid UTF-8 text") from None
+
+
+def git_commit(root: Path) -> str | None:
+    """The commit the docs were checked out at, when they are a git checkout (else None). A tree with
+    uncommitted changes under the docs gets `-dirty`, so a version never claims a commit it does not match."""
+    try:
+        head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
+                              timeout=10, check=False)
+        if head.returncode != 0 or not re.fullmatch(r"[0-9a-f]{40}", head.stdout.strip()):
+            return None
+        status = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--", "."], capture_output=True,
+                                text=True, timeout=10, check=False)
+    except (OSError, subprocess.SubprocessError):  # no git on this machine
+        return None
+    commit = head.stdout.strip()
+    return f"{commit}-dirty" if status.returncode == 0 and status.stdout.strip() else commit

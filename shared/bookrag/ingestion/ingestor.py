@@ -4,6 +4,11 @@ Safety: a file's new chunks are embedded before anything of it is written, then 
 same deterministic ids, and only then are its surplus old chunks deleted. A failure part-way leaves
 every file either at its old version or at its new one, never without chunks. Nothing is pruned
 when the tree yields no readable file (a wrong path must not wipe the index).
+
+Given a `seed` (the live version), the ingest fills a new, empty collection instead: unchanged files'
+points are copied from the seed as stored, only changed files are embedded (see `ingestion.versions`).
+Either way the collection ends up recording its `BookVersion`; an incremental ingest that changed
+nothing keeps the version it had.
 """
 
 from __future__ import annotations
@@ -16,10 +21,11 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, Protocol
 
 from bookrag.adapters.qdrant.port import BookStore
+from bookrag.domain.book_version import BookVersion, content_hash, utc_now
 from bookrag.domain.models import ChunkPayload, PointRecord, embedding_text
 from bookrag.errors import DocumentError
 from bookrag.ingestion.chunker import ChunkDraft, ParsedDocument, chunk_document, parse_document
-from bookrag.ingestion.files import decode, discover, read_bounded, refuse_unsafe
+from bookrag.ingestion.files import decode, discover, git_commit, read_bounded, refuse_unsafe
 from bookrag.text.bm25 import BM25Encoder
 
 if TYPE_CHECKING:
@@ -59,12 +65,17 @@ class IngestReport:
     files_changed: int = 0
     files_unchanged: int = 0
     files_deleted: int = 0
+    chunks_copied: int = 0
     chunks_total: int = 0
     chunks_embedded: int = 0
     tokens_embedded: int = 0
     skipped: list[tuple[str, str]] = field(default_factory=list)
     seconds: float = 0.0
     embed_seconds: float = 0.0
+    book_version: BookVersion | None = None
+    collection: str | None = None  # where the chunks went (a new version's collection, with --atomic)
+    switched_from: str | None = None  # the collection the alias left (kept for rollback)
+    dropped: list[str] = field(default_factory=list)  # versions older than the kept one
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -74,6 +85,9 @@ class IngestReport:
             "tokens_embedded": self.tokens_embedded,
             "skipped": [{"file": f, "reason": r} for f, r in self.skipped],
             "seconds": round(self.seconds, 3), "embed_seconds": round(self.embed_seconds, 3),
+            "chunks_copied": self.chunks_copied,
+            "book_version": self.book_version.to_dict() if self.book_version else None,
+            "collection": self.collection, "switched_from": self.switched_from, "dropped": self.dropped,
         }
 
 
@@ -102,11 +116,12 @@ def _reading_order(files: list[SourceFile]) -> None:
 
 class Ingestor:
     def __init__(self, settings: Settings, embedder: CachedEmbedder, store: BookStore,
-                 progress: Progress | None = None) -> None:
+                 progress: Progress | None = None, *, seed: BookStore | None = None) -> None:
         self.settings = settings
         self.embedder = embedder
         self.store = store
         self.progress = progress
+        self.seed = seed
         self.bm25 = BM25Encoder()
 
     def config_fingerprint(self) -> str:
@@ -132,18 +147,26 @@ class Ingestor:
         _reading_order(files)
         return files
 
-    def plan(self, files: list[SourceFile], manifest: dict[str, dict[str, Any]]) -> list[SourceFile]:
+    def plan(self, files: list[SourceFile], manifest: dict[str, dict[str, Any]]
+             ) -> tuple[list[SourceFile], list[SourceFile]]:
+        """The files to embed, and the unchanged files whose page number moved."""
         fingerprint = self.config_fingerprint()
-        changed = []
+        changed, renumbered = [], []
         for f in files:
             entry = manifest.get(f.rel_path)
             if entry and entry["file_hash"] == self.file_hash(f, fingerprint) \
                     and entry["stored"] == entry["total_chunks"]:
                 if entry["page_number"] != f.page_number:
-                    self.store.set_page_number(f.rel_path, f.page_number)
+                    renumbered.append(f)
                 continue
             changed.append(f)
-        return changed
+        return changed, renumbered
+
+    def version_of(self, files: list[SourceFile], root: Path) -> BookVersion:
+        """The version these files make: their content hash, now, and the docs' git commit."""
+        fingerprint = self.config_fingerprint()
+        return BookVersion(content_hash((f.rel_path, self.file_hash(f, fingerprint)) for f in files), utc_now(),
+                           git_commit(root))
 
     @staticmethod
     def file_hash(f: SourceFile, fingerprint: str) -> str:
@@ -187,18 +210,28 @@ class Ingestor:
             ))
         return out
 
-    def run(self, root: Path) -> IngestReport:
-        started = time.perf_counter()
+    def run(self, root: Path, version: BookVersion | None = None) -> IngestReport:
+        """Ingest the docs under `root`; `version`: the one to record (else computed from the files)."""
         report = IngestReport()
         if not root.is_dir():
             raise DocumentError(f"Not a folder: {root.name}")
         files = self.load(root, report)
+        return self.ingest(files, report, version or self.version_of(files, root))
+
+    def ingest(self, files: list[SourceFile], report: IngestReport, version: BookVersion) -> IngestReport:
+        started = time.perf_counter()
         report.files_seen = len(files) + len(report.skipped)
         self.store.ensure_collection(self.embedder.name, self.embedder.dimension)
-        manifest = self.store.manifest()
-        changed = self.plan(files, manifest)
+        manifest = (self.seed or self.store).manifest()
+        changed, renumbered = self.plan(files, manifest)
         report.files_unchanged = len(files) - len(changed)
         fingerprint = self.config_fingerprint()
+        if self.seed is not None:
+            embedding = {f.rel_path for f in changed}
+            kept = [f.rel_path for f in files if f.rel_path not in embedding]
+            report.chunks_copied = self.store.copy_files_from(self.seed, kept)
+        for f in renumbered:
+            self.store.set_page_number(f.rel_path, f.page_number)
 
         work: list[tuple[SourceFile, list[ChunkDraft]]] = []
         for f in changed:
@@ -224,12 +257,20 @@ class Ingestor:
         present = {f.rel_path for f in files} | {name for name, _ in report.skipped}
         if files:
             for gone in sorted(set(manifest) - present):
-                self.store.delete_file(gone)
+                if self.seed is None:  # a new version never had them
+                    self.store.delete_file(gone)
                 report.files_deleted += 1
         self.store.finish_ingest()
         report.chunks_total = sum(
             e["total_chunks"] or 0 for name, e in self.store.manifest().items()
         )
+        previous = self.store.book_version()
+        if previous is not None and previous.content_hash == version.content_hash and self.seed is None:
+            report.book_version = previous  # nothing changed: the book is the version it was
+        else:
+            self.store.set_book_version(version)
+            report.book_version = version
+        report.collection = self.store.collection
         report.seconds = time.perf_counter() - started
         return report
 

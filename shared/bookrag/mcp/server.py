@@ -127,6 +127,9 @@ _ANSWER_TOOL = ToolSpec(
     AnswerRequest, Response, "agent", _answer_question, exclude_none=True)
 
 
+BOOK_VERSION_META = "bookrag/book_version"
+
+
 def tool_specs(tool_set: ToolSet) -> tuple[ToolSpec, ...]:
     return _RETRIEVAL_TOOLS + ((_ANSWER_TOOL,) if tool_set == "all" else ())
 
@@ -144,15 +147,20 @@ def tool_error(exc: errors.BookRAGError, envelope: Envelope) -> types.CallToolRe
 
 
 def call_tool_sync(spec: ToolSpec, arguments: dict[str, Any]) -> types.CallToolResult:
-    """Validate with the request model, run the operation, shape the result; every failure a tool error."""
+    """Validate with the request model, run the operation, shape the result; every failure a tool error.
+    One book version per call, named in the result's `_meta` (`bookrag/book_version`) for every tool."""
+    from bookrag.domain.book_version import one_version
+
     try:
         try:
             body = spec.request.model_validate(arguments)
         except ValidationError as exc:
             raise invalid_input(model_codes(spec.request), exc.errors()) from None
-        result = spec.run(body)
+        with one_version() as seen:
+            result = spec.run(body)
         model = result if isinstance(result, BaseModel) else spec.response.model_validate(result)
         data = model.model_dump(mode="json", exclude_none=spec.exclude_none)
+        label = next(iter(seen.values()), None)
     except errors.BookRAGError as exc:
         if exc.http_status >= 500:
             logger.warning("tool failed", extra={"tool": spec.name, "code": exc.code})
@@ -160,7 +168,8 @@ def call_tool_sync(spec: ToolSpec, arguments: dict[str, Any]) -> types.CallToolR
     except Exception as exc:  # the cause is logged by class only; the caller gets the generic envelope
         logger.error("tool crashed", extra={"tool": spec.name, "error_class": type(exc).__name__})
         return tool_error(errors.BookRAGError(), spec.envelope)
-    return types.CallToolResult(content=_as_text(data), structured_content=data)
+    meta = {BOOK_VERSION_META: label} if label else None
+    return types.CallToolResult(content=_as_text(data), structured_content=data, _meta=meta)
 
 
 # --- resources ------------------------------------------------------------------------------------

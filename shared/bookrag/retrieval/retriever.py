@@ -172,3 +172,4 @@ class Retriever:
             dim = self.embedder.dimension
             vector = np.full(dim, 1.0 / math.sqrt(dim), dtype=np.float32)
         self.store.search(vector, self.bm25.encode_query("warm up"), mode=self.settings.retrieval_mode, limit=1)
+        self.store.book_version()  # so that health, which calls nothing, can say which book is served

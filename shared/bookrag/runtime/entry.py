@@ -24,8 +24,10 @@ def is_health(event: dict[str, Any]) -> bool:
 
 
 def http_response(status: int, body: dict[str, Any]) -> dict[str, Any]:
-    return {"statusCode": status, "headers": {"content-type": "application/json"},
-            "body": json.dumps(body), "isBase64Encoded": False}
+    headers = {"content-type": "application/json"}
+    if body.get("book_version"):  # as the app's middleware does (bookrag.web.middleware.book_version)
+        headers["x-book-version"] = str(body["book_version"])
+    return {"statusCode": status, "headers": headers, "body": json.dumps(body), "isBase64Encoded": False}
 
 
 def handle(event: dict[str, Any], context: Any, kind: FunctionKind) -> dict[str, Any]:

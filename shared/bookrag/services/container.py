@@ -112,6 +112,11 @@ class AuthContainer:
     def built(self, name: str) -> bool:
         return name in self._built
 
+    def provide(self, name: str, value: Any) -> None:
+        """Use `value`, a real adapter built elsewhere, as the component `name` (another engine of the same
+        port in a test: qdrant-client's local mode, for the alias-based book versions)."""
+        self._built[name] = value
+
     def built_names(self) -> list[str]:
         return list(self._built)
 

@@ -54,10 +54,11 @@ def bounded(turns: Sequence[Turn]) -> tuple[Turn, ...]:
 
 
 def answer(container: Container, request: AnswerRequest, owner: str = ANONYMOUS) -> Response:
-    """Raises what `BookRAGAgent.run` raises, `InvalidInputError` (CONFLICTING_CONVERSATION),
+    """The agent's Response, carrying the book version it was answered from (`Response.book_version`).
+    Raises what `BookRAGAgent.run` raises, `InvalidInputError` (CONFLICTING_CONVERSATION),
     `SessionNotFoundError` (404) and `SessionStoreError` (503)."""
     turn = _Turn.begin(container, request, owner)
-    return turn.end(container.agent.run(request.query, turn.conversation))
+    return _stamped(container, turn.end(container.agent.run(request.query, turn.conversation)))
 
 
 def answer_events(container: Container, request: AnswerRequest, owner: str = ANONYMOUS) -> Iterator[AgentEvent]:
@@ -65,7 +66,13 @@ def answer_events(container: Container, request: AnswerRequest, owner: str = ANO
     `answer` returns (the session's turn stored). Raises as `answer` does, from the first event on."""
     turn = _Turn.begin(container, request, owner)
     for event in container.agent.events(request.query, turn.conversation):
-        yield replace(event, response=turn.end(event.response)) if event.kind == "final" else event
+        yield replace(event, response=_stamped(container, turn.end(event.response))) if event.kind == "final" \
+            else event
+
+
+def _stamped(container: Container, response: Response) -> Response:
+    version = container.store.book_version()
+    return response.with_book_version(version.label if version else None)
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,7 +32,14 @@ def rest_retrieve(retriever: Retriever, query: str, top_k: int, score_threshold:
         "retrieval_time_ms": round(max((time.perf_counter() - started) * 1000, 0.001), 3),
         "total_candidates": result.total_candidates,
         "retrieved_chunks": [_rest_chunk(h) for h in result.hits],
+        "book_version": book_version_label(retriever),
     }
+
+
+def book_version_label(retriever: Retriever) -> str | None:
+    """The label of the book version this request read (the same collection as its search)."""
+    version = retriever.store.book_version()
+    return version.label if version else None
 
 
 def _rest_chunk(hit: SearchHit) -> dict[str, Any]:
@@ -70,6 +77,7 @@ def retrieve_book_content(retriever: Retriever, query: str, top_k: int = 5, min_
             for h in result.hits
         ],
         "query_embedding_used": result.query_vector,
+        "book_version": book_version_label(retriever),
     }
     if not result.hits:
         out["message"] = NO_CONTENT_TOOL
@@ -85,7 +93,8 @@ def perform_retrieval(retriever: Retriever, query: str, top_k: int = 5,
          "similarity_score": h.score, "position": h.chunk_index}
         for h in result.hits
     ]
-    return {"results": results, "query": query, "total_results": len(results)}
+    return {"results": results, "query": query, "total_results": len(results),
+            "book_version": book_version_label(retriever)}
 
 
 _METADATA = ("source_file", "module_name", "doc_title", "heading_path", "chunk_index", "total_chunks", "token_count",
@@ -111,4 +120,5 @@ def perform_retrieval_for(retriever: Retriever, body: PerformRetrievalRequest) -
 
 def book_context_for(retriever: Retriever, body: BookContextRequest) -> dict[str, Any]:
     context, hits = book_context(retriever, body.query)
-    return {"context": context, "sources": [source_summary(h) for h in hits]}
+    return {"context": context, "sources": [source_summary(h) for h in hits],
+            "book_version": book_version_label(retriever)}

@@ -105,14 +105,20 @@ def run_agent(query: str, *, history: list[dict[str, str]] | None = None, sessio
     Raises `InvalidInputError` (ValueError), `EmbeddingError`, store errors and `AnswerError` subclasses;
     `bookrag.contracts.agent.error_response(exc)` gives the contract's `ErrorResponse` for any of them.
     """
-    if history is None and session_id is None and not start_session and selected_text is None \
-            and source_url is None and source_file is None:
-        return current().agent.run(query)
-    from bookrag.services.conversations import answer, parse_request
+    from bookrag.domain.book_version import one_version
 
-    request = parse_request(query=query, history=history, session_id=session_id, start_session=start_session,
-                            selected_text=selected_text, source_url=source_url, source_file=source_file)
-    return answer(current(), request)
+    with one_version():  # one book version for the whole answer, stamped on it (`Response.book_version`)
+        container = current()
+        if history is None and session_id is None and not start_session and selected_text is None \
+                and source_url is None and source_file is None:
+            response = container.agent.run(query)
+            version = container.store.book_version()
+            return response.with_book_version(version.label if version else None)
+        from bookrag.services.conversations import answer, parse_request
+
+        request = parse_request(query=query, history=history, session_id=session_id, start_session=start_session,
+                                selected_text=selected_text, source_url=source_url, source_file=source_file)
+        return answer(container, request)
 
 
 def get_embedding(text: str) -> list[float]:

@@ -13,6 +13,7 @@ from bookrag.contracts.health import HealthResponse
 from bookrag.web import errors as web_errors
 from bookrag.web.middleware.api_key import ApiKeyAuth
 from bookrag.web.middleware.body_limit import BodySizeLimit
+from bookrag.web.middleware.book_version import BookVersionHeader
 from bookrag.web.middleware.cors import Cors
 
 AppKind = Literal["retrieval", "agent", "all"]
@@ -36,6 +37,8 @@ def create_app(kind: AppKind = "all") -> FastAPI:
     # Added after the body limit, so outside it: a request without a valid key is refused before its body
     # is even read.
     app.add_middleware(ApiKeyAuth)
+    # Every response carries X-Book-Version, a refused one too; one book version per request.
+    app.add_middleware(BookVersionHeader)
     # Outermost: a browser's preflight carries no key, and an error answered to an allowed site must carry
     # its CORS header for the widget to read it.
     app.add_middleware(Cors)

@@ -48,10 +48,12 @@ from bookrag.adapters.qdrant.port import (
     DENSE,
     MANIFEST_FIELDS,
     SPARSE,
+    BookStore,
     Fusion,
     SearchMode,
     manifest_of,
 )
+from bookrag.domain.book_version import BookVersion, record_seen
 from bookrag.domain.models import PAYLOAD_FIELDS, ChunkPayload, Filters, PointRecord, SparseVector, StoredHit
 from bookrag.observability import logger
 
@@ -241,6 +243,7 @@ class EdgeStore:
         self.folder = shard_dir(settings)
         self._checked: tuple[str, int] | None = None
         self._meta: dict[str, Any] | None = None
+        self.last_version: str | None = None
 
     # -- the handle ---------------------------------------------------------------------------
 
@@ -292,6 +295,29 @@ class EdgeStore:
             except (OSError, ValueError):
                 self._meta = {}
         return self._meta
+
+    def book_version(self) -> BookVersion | None:
+        """The book this shard holds, as the ingest that built it recorded it in the sidecar file."""
+        version = BookVersion.from_dict(self._metadata().get("book_version"))
+        if version is not None:
+            self.last_version = version.label
+            record_seen(self.collection, version.label)
+        return version
+
+    def set_book_version(self, version: BookVersion) -> None:
+        meta = _meta_file(self.folder)
+        staging = meta.with_name(meta.name + ".tmp")
+        staging.write_text(json.dumps({**self._metadata(), "book_version": version.to_dict()}))
+        os.replace(staging, meta)  # atomic: a reader sees the old record or the new one
+        self._meta = None
+
+    def refresh(self) -> None:
+        """Forget the cached sidecar record (another store object of this process rewrote it)."""
+        self._meta = None
+
+    def copy_files_from(self, source: BookStore, files: Sequence[str], batch_size: int = 128) -> int:
+        # Book versions are collections behind a Qdrant alias: a remote store's (`ingestion.versions`).
+        raise errors.ConfigError("Book versions need a remote store (QDRANT_URL or QDRANT_HOST)")
 
     def exists(self) -> bool:
         try:

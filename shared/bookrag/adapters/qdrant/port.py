@@ -14,6 +14,7 @@ from typing import Any, Literal, Protocol
 
 import numpy as np
 
+from bookrag.domain.book_version import BookVersion
 from bookrag.domain.models import ChunkPayload, Filters, PointRecord, SparseVector, StoredHit
 
 DENSE = "dense"
@@ -25,7 +26,24 @@ Fusion = Literal["rrf", "dbsf"]
 class BookStore(Protocol):
     """One collection of chunks. Reads are thread-safe; one ingest writes at a time."""
 
-    collection: str
+    @property
+    def collection(self) -> str: ...
+
+    last_version: str | None  # the book version label last read, for health (which makes no call)
+
+    def book_version(self) -> BookVersion | None:
+        """The version of the book this store serves (None for an index ingested before versions)."""
+        ...
+
+    def set_book_version(self, version: BookVersion) -> None: ...
+
+    def refresh(self) -> None:
+        """Forget cached state another writer may have changed (the alias target, the recorded version)."""
+        ...
+
+    def copy_files_from(self, source: BookStore, files: Sequence[str], batch_size: int = 128) -> int:
+        """Copy `files`' points, as stored, from `source` (a new book version's unchanged files)."""
+        ...
 
     def exists(self) -> bool: ...
 

@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import math
 import threading
+import time
 from collections.abc import Callable, Iterable, Sequence
 from functools import partial
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import numpy as np
 
 from bookrag import errors
-from bookrag.adapters.qdrant.port import DENSE, SPARSE, Fusion, SearchMode
+from bookrag.adapters.qdrant.port import DENSE, SPARSE, BookStore, Fusion, SearchMode
 from bookrag.adapters.retrying import call_with_retries
+from bookrag.domain.book_version import BookVersion, record_seen, request_pins
 from bookrag.domain.models import PAYLOAD_FIELDS, ChunkPayload, Filters, PointRecord, SparseVector, StoredHit
 
 if TYPE_CHECKING:
@@ -96,12 +98,81 @@ def translate_qdrant_error(exc: BaseException) -> errors.BookRAGError:
 class VectorStore:
     """Reads and writes chunks of one collection. Thread-safe for concurrent reads."""
 
-    def __init__(self, settings: Settings, client: QdrantClient | None = None) -> None:
+    def __init__(self, settings: Settings, client: QdrantClient | None = None, *,
+                 collection: str | None = None) -> None:
         self.settings = settings
-        self.collection = settings.qdrant_collection
+        # The name readers use: `QDRANT_COLLECTION`, an alias of the live version (or, from before
+        # versions, a plain collection). `collection` given: exactly that collection, no alias lookup.
+        self.name = collection or settings.qdrant_collection
+        self._fixed = collection is not None
         self._client = client
-        self._checked: tuple[str, int] | None = None
+        self._checked: set[tuple[str, str, int]] = set()
         self._lock = threading.Lock()
+        self._resolved: tuple[str, float] | None = None
+        self._versions: dict[str, tuple[BookVersion | None, float]] = {}
+        self.last_version: str | None = None  # the label last read, for health (which makes no call)
+
+    # -- which collection ---------------------------------------------------------------------
+
+    @property
+    def collection(self) -> str:
+        """The collection this call reads: inside a request scope (`one_version`), the one the alias
+        named when the request first touched the store; outside, the alias's current target."""
+        if self._fixed:
+            return self.name
+        pins = request_pins()
+        if pins is None:
+            return self._resolve()
+        pinned = pins.get(self.name)
+        if pinned is None:
+            pinned = pins[self.name] = self._resolve()
+        return pinned
+
+    def _resolve(self) -> str:
+        """The alias's target (its own name when it is no alias), cached for QDRANT_ALIAS_TTL_S: a warm
+        process sees a switch within that time, and pays one lookup per period, not per request."""
+        now = time.monotonic()
+        cached = self._resolved
+        if cached is not None and now - cached[1] < self.settings.qdrant_alias_ttl_s:
+            return cached[0]
+        aliases = self._read(lambda: self.client.get_aliases()).aliases
+        target = next((a.collection_name for a in aliases if a.alias_name == self.name), self.name)
+        self._resolved = (target, now)
+        return target
+
+    def refresh(self) -> None:
+        """Forget the cached alias target and versions (after this process switched the alias)."""
+        self._resolved = None
+        self._versions.clear()
+
+    def _version_of(self, collection: str) -> BookVersion | None:
+        now = time.monotonic()
+        cached = self._versions.get(collection)
+        if cached is not None and now - cached[1] < self.settings.qdrant_alias_ttl_s:
+            return cached[0]
+        try:
+            info = self._read(lambda: self.client.get_collection(collection))
+        except errors.CollectionMissingError:
+            return None
+        version = BookVersion.from_dict((info.config.metadata or {}).get("book_version"))
+        self._versions[collection] = (version, now)
+        if version is not None:
+            self.last_version = version.label
+        return version
+
+    def book_version(self) -> BookVersion | None:
+        """The version of the book this request reads (None for an index ingested before versions); inside
+        a request scope it is also what the request's X-Book-Version header says."""
+        version = self._version_of(self.collection)
+        if version is not None:
+            record_seen(self.name, version.label)
+        return version
+
+    def set_book_version(self, version: BookVersion) -> None:
+        """Record which book this collection holds (its collection metadata)."""
+        target = self.collection
+        self._write(lambda: self.client.update_collection(target, metadata={"book_version": version.to_dict()}))
+        self._versions.pop(target, None)
 
     @property
     def client(self) -> QdrantClient:
@@ -154,7 +225,8 @@ class VectorStore:
 
     def check_embedder(self, embedder_name: str, dimension: int) -> None:
         """Refuse to search a collection built by another embedder: its scores would be garbage."""
-        if self._checked == (embedder_name, dimension):
+        key = (self.collection, embedder_name, dimension)  # per collection: an alias may move to another
+        if key in self._checked:
             return
         with self._lock:
             described = self.describe()
@@ -164,7 +236,7 @@ class VectorStore:
                     f"dimensions) but the service is configured for {embedder_name} ({dimension}); "
                     "re-ingest the book or change EMBEDDING_PROVIDER"
                 )
-            self._checked = (embedder_name, dimension)
+            self._checked.add(key)
 
     def ensure_collection(self, embedder_name: str, dimension: int) -> bool:
         """Create the collection if missing; return True when it was created."""
@@ -173,8 +245,9 @@ class VectorStore:
         if self.exists():
             self.check_embedder(embedder_name, dimension)
             return False
+        target = self.collection
         self._write(lambda: self.client.create_collection(
-            self.collection,
+            target,
             vectors_config={DENSE: qm.VectorParams(size=dimension, distance=qm.Distance.COSINE)},
             sparse_vectors_config={SPARSE: qm.SparseVectorParams(modifier=qm.Modifier.IDF)},
             metadata={"embedder": embedder_name, "dimension": dimension},
@@ -184,8 +257,8 @@ class VectorStore:
         for name, schema in (("source_file", qm.PayloadSchemaType.KEYWORD),
                              ("module_name", qm.PayloadSchemaType.KEYWORD),
                              ("chunk_index", qm.PayloadSchemaType.INTEGER)):
-            self._write(partial(self.client.create_payload_index, self.collection, name, schema))
-        self._checked = (embedder_name, dimension)
+            self._write(partial(self.client.create_payload_index, target, name, schema))
+        self._checked.add((target, embedder_name, dimension))
         return True
 
     # -- writes -----------------------------------------------------------------------------
@@ -204,6 +277,32 @@ class VectorStore:
                 for r in records[start : start + batch_size]
             ]
             self._write(partial(self.client.upsert, self.collection, points=points, wait=True))
+
+    def copy_files_from(self, source: BookStore, files: Sequence[str], batch_size: int = 128) -> int:
+        """Copy these files' points (vectors and payloads, as stored) from `source`: an unchanged file
+        costs no embedding in a new version. Returns the number of points copied."""
+        from qdrant_client import models as qm
+
+        if not isinstance(source, VectorStore):  # versions are collections of one Qdrant server
+            raise errors.ConfigError("A book version can only be copied from the same Qdrant server")
+
+        copied = 0
+        for start in range(0, len(files), 64):
+            flt = qm.Filter(must=[qm.FieldCondition(key="source_file",
+                                                    match=qm.MatchAny(any=list(files[start:start + 64])))])
+            offset = None
+            while True:
+                points, offset = source._read(partial(
+                    source.client.scroll, source.collection, scroll_filter=flt, limit=batch_size, offset=offset,
+                    with_payload=True, with_vectors=True))
+                if points:
+                    batch = [qm.PointStruct(id=p.id, vector=cast(Any, p.vector or {}), payload=p.payload)
+                             for p in points]
+                    self._write(partial(self.client.upsert, self.collection, points=batch, wait=True))
+                    copied += len(batch)
+                if offset is None:
+                    break
+        return copied
 
     def delete_file(self, source_file: str, *, from_index: int = 0) -> None:
         """Delete a file's chunks whose `chunk_index >= from_index` (all of them by default)."""

@@ -1,0 +1,94 @@
+"""Book versions as collections behind one alias, over qdrant-client (a server, Qdrant Cloud, or the
+embedded local mode, which keeps aliases the same way).
+
+The service reads `QDRANT_COLLECTION` (say `book_chunks`), an alias. Each atomic ingest builds a new
+collection `book_chunks__v<UTC time>_<content hash>` (the names sort by age) and then moves the alias in
+one `POST /collections/aliases` request (delete + create, applied atomically by Qdrant), so a reader's
+request resolves either the old or the new collection, never something in between. The collection the
+alias left is kept for `bookrag rollback`; older ones are dropped.
+
+`QdrantVersions` implements the `VersionedCollections` port of `bookrag.ingestion.versions`: the seam
+another engine's adapter implements to get the same ingest, switch and rollback.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeVar
+
+from bookrag.adapters.qdrant.store import VectorStore, translate_qdrant_error
+from bookrag.domain.book_version import BookVersion
+
+if TYPE_CHECKING:
+    from qdrant_client import QdrantClient
+
+    from bookrag.config.settings import Settings
+
+T = TypeVar("T")
+SEPARATOR = "__v"
+
+
+def version_name(alias: str, version: BookVersion) -> str:
+    """`<alias>__v20261123T093000123Z_<hash12>`: sortable by age (to the millisecond), unique per content."""
+    stamp = version.ingested_at.replace("-", "").replace(":", "").replace(".", "")
+    return f"{alias}{SEPARATOR}{stamp}_{version.content_hash[:12]}"
+
+
+class QdrantVersions:
+    """The versions of one alias. Every client error becomes one of our `StoreError`s."""
+
+    def __init__(self, settings: Settings, client: QdrantClient) -> None:
+        self.settings = settings
+        self.client = client
+        self.alias = settings.qdrant_collection
+        self._pattern = re.compile(re.escape(self.alias) + re.escape(SEPARATOR) + r"[0-9TZ]+_[0-9a-f]+")
+
+    def _call(self, fn: Callable[[], T]) -> T:
+        try:
+            return fn()
+        except Exception as exc:
+            raise translate_qdrant_error(exc) from None
+
+    # -- the port ----------------------------------------------------------------------------------
+
+    def live(self) -> str | None:
+        """The collection the alias points at; None when there is no alias."""
+        aliases = self._call(self.client.get_aliases).aliases
+        return next((a.collection_name for a in aliases if a.alias_name == self.alias), None)
+
+    def is_plain_collection(self) -> bool:
+        """Whether the alias's name is taken by a collection (an index from before versions)."""
+        names = {c.name for c in self._call(self.client.get_collections).collections}
+        return self.alias in names
+
+    def versions(self) -> list[str]:
+        """This alias's version collections, oldest first."""
+        names = [c.name for c in self._call(self.client.get_collections).collections]
+        return sorted(n for n in names if self._pattern.fullmatch(n))
+
+    def new_name(self, version: BookVersion) -> str:
+        return version_name(self.alias, version)
+
+    def store_for(self, collection: str) -> VectorStore:
+        """A store that reads and writes exactly this collection (the same client)."""
+        return VectorStore(self.settings, self.client, collection=collection)
+
+    def switch(self, collection: str) -> None:
+        """Point the alias at `collection` in one request: readers see the old or the new, nothing between."""
+        from qdrant_client import models as qm
+
+        current = self.live()
+        operations: list[qm.DeleteAliasOperation | qm.CreateAliasOperation] = []
+        if current is not None:
+            operations.append(qm.DeleteAliasOperation(delete_alias=qm.DeleteAlias(alias_name=self.alias)))
+        operations.append(qm.CreateAliasOperation(
+            create_alias=qm.CreateAlias(collection_name=collection, alias_name=self.alias)))
+        self._call(lambda: self.client.update_collection_aliases(change_aliases_operations=operations))
+
+    def drop(self, collection: str) -> None:
+        self._call(lambda: self.client.delete_collection(collection))
+
+    def book_version(self, collection: str) -> BookVersion | None:
+        meta = self._call(lambda: self.client.get_collection(collection)).config.metadata or {}
+        return BookVersion.from_dict(meta.get("book_version"))

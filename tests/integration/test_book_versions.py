@@ -1,0 +1,251 @@
+"""Book versions: atomic ingest behind an alias, rollback, and one version per request.
+
+Embedded Qdrant for real (its local mode keeps aliases as a server does), the local embedder, the app
+over TestClient; the alias switch on a remote Qdrant over HTTP against a stateful stub of its REST API
+on 127.0.0.1 (tests/support/qdrant_aliases.py), asserting the requests qdrant-client sent.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from qdrant_client import QdrantClient
+
+from bookrag import errors
+from bookrag.adapters.qdrant.aliases import QdrantVersions
+from bookrag.adapters.qdrant.store import VectorStore
+from bookrag.config.settings import Settings, get_settings
+from bookrag.domain.book_version import BookVersion, one_version
+from bookrag.ingestion.ingestor import Ingestor
+from bookrag.ingestion.versions import list_versions, publish, rollback
+from bookrag.services.container import container_for
+from bookrag.web.app import create_app
+from tests.support.qdrant_aliases import QdrantAliases
+from tests.support.stubs import Reply, StubServer
+
+TOPICS = {
+    "calibration.md": ("Arm calibration", "The robot arm calibration routine homes every joint against its limit "
+                                          "switch and records the encoder offsets."),
+    "sensors/lidar.md": ("Lidar", "A lidar scanner measures distance to obstacles by timing reflected laser pulses "
+                                  "and builds a point cloud of the room."),
+}
+
+
+def write_book(root: Path, edition: str) -> Path:
+    """A two-page book whose every sentence names its edition: a hit tells which version it came from."""
+    for name, (title, text) in TOPICS.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"# {title}\n\nThis is the {edition} edition. {text} In the {edition} edition, {text}\n",
+                        encoding="utf-8")
+    return root
+
+
+def editions_in(texts: list[str]) -> set[str]:
+    return {e for e in ("alpha", "beta") for t in texts if f"{e} edition" in t}
+
+
+@pytest.fixture
+def versioned(make_settings: Callable[..., Settings], use_env: Callable[..., None],
+              tmp_path: Path) -> Callable[[Path], Any]:
+    """Settings on a fresh embedded store (read through the alias on every request: TTL 0), and a publisher."""
+    use_env(QDRANT_PATH=str(tmp_path / "qdrant"), EMBEDDING_PROVIDER="local", QDRANT_ALIAS_TTL_S="0")
+    settings = get_settings()
+    container = container_for(settings)
+    # Versions are a Qdrant alias over collections: the embedded engine that has them is qdrant-client's
+    # local mode (the same client and requests as against a server; over HTTP below, against a stub).
+    container.provide("store", VectorStore(settings, QdrantClient(path=str(tmp_path / "local-mode"))))
+
+    def publish_book(root: Path) -> Any:
+        report = publish(settings, container.embedder, QdrantVersions(settings, container.store.client), root)
+        container.store.refresh()
+        return report
+
+    return publish_book
+
+
+def test_an_atomic_ingest_builds_a_new_version_keeps_the_previous_and_rolls_back(
+        versioned: Callable[[Path], Any], tmp_path: Path) -> None:
+    settings = get_settings()
+    container = container_for(settings)
+    versions = QdrantVersions(settings, container.store.client)
+
+    first = versioned(write_book(tmp_path / "v1", "alpha"))
+    assert first.switched_from is None and first.chunks_embedded > 0 and versions.live() == first.collection
+    (tmp_path / "v2").mkdir()
+    write_book(tmp_path / "v2", "alpha")
+    (tmp_path / "v2" / "calibration.md").write_text("# Arm calibration\n\nThe beta edition homes every joint.\n",
+                                                    encoding="utf-8")
+    second = versioned(tmp_path / "v2")
+
+    # Only the changed file was embedded; the other was copied from the live version as stored.
+    assert second.files_changed == 1 and second.chunks_copied > 0
+    assert second.switched_from == first.collection and versions.live() == second.collection
+    assert [v.collection for v in list_versions(versions)] == [first.collection, second.collection]
+    assert second.book_version.content_hash != first.book_version.content_hash
+    assert container.store.book_version() == second.book_version
+
+    # The same book again: no new collection, no switch.
+    again = versioned(tmp_path / "v2")
+    assert again.collection == second.collection and again.chunks_embedded == 0 and again.switched_from is None
+
+    assert rollback(versions) == (second.collection, first.collection)
+    container.store.refresh()
+    assert container.store.book_version() == first.book_version
+    hits = container.retriever.search("How is the robot arm calibrated?").hits
+    assert editions_in([h.text for h in hits]) == {"alpha"}
+    with pytest.raises(errors.NoVersionError):
+        rollback(versions)  # nothing older than the first version is kept
+
+    # A third version drops what is neither live nor the one it replaced.
+    third = versioned(write_book(tmp_path / "v3", "beta"))
+    assert third.switched_from == first.collection and third.dropped == [second.collection]
+    assert versions.versions() == [first.collection, third.collection]
+
+
+def test_a_plain_collection_from_before_versions_becomes_the_first_version(
+        versioned: Callable[[Path], Any], tmp_path: Path) -> None:
+    settings = get_settings()
+    container = container_for(settings)
+    book = write_book(tmp_path / "v1", "alpha")
+    plain = Ingestor(settings, container.embedder, container.store).run(book)
+    assert plain.collection == settings.qdrant_collection and plain.book_version is not None
+
+    report = versioned(book)
+
+    versions = QdrantVersions(settings, container.store.client)
+    assert versions.live() == report.collection != settings.qdrant_collection
+    assert not versions.is_plain_collection() and report.chunks_embedded == 0  # copied, not re-embedded
+    assert container.retriever.search("lidar point cloud").hits
+
+
+def test_a_failed_ingest_leaves_the_live_version_alone(
+        versioned: Callable[[Path], Any], tmp_path: Path, stub: StubServer) -> None:
+    live = versioned(write_book(tmp_path / "v1", "alpha"))
+    # The next ingest embeds with Cohere, which refuses the key: the ingest fails part-way.
+    stub.on("/v2/embed", Reply(401, {"message": "invalid api token"}))
+    cohere = get_settings().model_copy(update={"embedding_provider": "cohere", "cohere_base_url": stub.url})
+    from pydantic import SecretStr
+
+    cohere = cohere.model_copy(update={"cohere_api_key": SecretStr("co-test")})
+    container = container_for(cohere)
+    versions = QdrantVersions(cohere, container_for(get_settings()).store.client)
+
+    with pytest.raises(errors.EmbeddingError):
+        publish(cohere, container.embedder, versions, write_book(tmp_path / "v2", "beta"))
+
+    assert stub.calls("/v2/embed")
+    assert versions.versions() == [live.collection] and versions.live() == live.collection
+
+
+def test_no_request_sees_two_versions_while_an_ingest_switches(
+        versioned: Callable[[Path], Any], tmp_path: Path) -> None:
+    old = versioned(write_book(tmp_path / "v1", "alpha")).book_version
+    new_book = write_book(tmp_path / "v2", "beta")
+    client = TestClient(create_app("all"))
+    switched = threading.Event()
+    saw_new = threading.Event()
+    seen: list[tuple[str, str | None, set[str]]] = []
+
+    def ask(path: str, body: dict[str, Any]) -> None:
+        # Until the switch is done and a request has been answered from the new version.
+        while not (switched.is_set() and saw_new.is_set()):
+            response = client.post(path, json=body)
+            assert response.status_code == 200, response.text
+            data = response.json()
+            texts = [c["content_text"] for c in data["retrieved_chunks"]] if "retrieved_chunks" in data \
+                else [data["context"]]
+            header = response.headers["x-book-version"]
+            assert data["book_version"] == header
+            seen.append((header, data["book_version"], editions_in(texts)))
+            if header != old.label:
+                saw_new.set()
+
+    questions = [("/api/retrieve", {"query": "How is the robot arm calibrated?", "score_threshold": 0}),
+                 ("/api/tools/retrieve_book_context", {"query": "How does a lidar measure distance?"})]
+    with ThreadPoolExecutor(len(questions)) as pool:
+        running = [pool.submit(ask, path, body) for path, body in questions]
+        try:
+            new = versioned(new_book).book_version
+        finally:
+            switched.set()
+        assert saw_new.wait(120)
+        for future in running:
+            future.result()
+
+    by_label = {old.label: {"alpha"}, new.label: {"beta"}}
+    assert {label for label, _, _ in seen} == set(by_label)  # both versions were served while it ran
+    for label, _, editions in seen:
+        assert editions == by_label[label], (label, editions)  # every response one version, and it says which
+
+
+def test_a_request_pins_one_collection_for_all_its_reads(versioned: Callable[[Path], Any], tmp_path: Path) -> None:
+    first = versioned(write_book(tmp_path / "v1", "alpha"))
+    store = container_for(get_settings()).store
+    with one_version() as seen:
+        assert store.collection == first.collection
+        second = versioned(write_book(tmp_path / "v2", "beta"))
+        # The alias moved, but this request keeps reading the collection it started with.
+        assert store.collection == first.collection and store.book_version() == first.book_version
+    assert seen == {get_settings().qdrant_collection: first.book_version.label}
+    assert store.collection == second.collection
+
+
+# --- a remote Qdrant, over HTTP ------------------------------------------------------------------------
+
+
+def _version(content: str, at: str) -> dict[str, Any]:
+    return {"book_version": BookVersion(content * 64, at).to_dict()}
+
+
+OLD, NEW = "book_chunks__v20261101T000000Z_aaaaaaaaaaaa", "book_chunks__v20261102T000000Z_bbbbbbbbbbbb"
+
+
+def test_the_switch_and_rollback_on_a_remote_qdrant_are_one_aliases_request(
+        stub: StubServer, make_settings: Callable[..., Settings]) -> None:
+    qdrant = QdrantAliases(collections={OLD: _version("a", "2026-11-01T00:00:00Z"),
+                                        NEW: _version("b", "2026-11-02T00:00:00Z"), "unrelated": {}},
+                           aliases={"book_chunks": NEW}).serve(stub)
+    settings = make_settings(qdrant_url=stub.url, qdrant_timeout_s=2)
+    versions = QdrantVersions(settings, container_for(settings).store.client)
+
+    assert versions.versions() == [OLD, NEW] and versions.live() == NEW
+    assert rollback(versions) == (NEW, OLD)
+
+    changes = stub.calls("/collections/aliases")
+    assert len(changes) == 1 and changes[0].method == "POST"
+    assert changes[0].json()["actions"] == [{"delete_alias": {"alias_name": "book_chunks"}},
+                                            {"create_alias": {"collection_name": OLD, "alias_name": "book_chunks"}}]
+    assert qdrant.aliases == {"book_chunks": OLD}
+    assert versions.book_version(OLD).content_hash == "a" * 64
+
+    rollback(versions, to=NEW)  # and forward again
+    assert qdrant.aliases == {"book_chunks": NEW}
+    with pytest.raises(errors.NoVersionError):
+        rollback(versions, to="unrelated")
+
+
+def test_a_remote_request_reads_the_collection_the_alias_named_when_it_began(
+        stub: StubServer, make_settings: Callable[..., Settings]) -> None:
+    qdrant = QdrantAliases(collections={OLD: _version("a", "2026-11-01T00:00:00Z"),
+                                        NEW: _version("b", "2026-11-02T00:00:00Z")},
+                           aliases={"book_chunks": OLD}).serve(stub)
+    settings = make_settings(qdrant_url=stub.url, qdrant_timeout_s=2, qdrant_alias_ttl_s=0)
+    store = container_for(settings).store
+    with one_version():
+        assert store.describe()["points"] == 1
+        qdrant.aliases = {"book_chunks": NEW}  # an ingest elsewhere switches the alias mid-request
+        assert store.book_version().content_hash == "a" * 64
+        store.describe()
+    read = [r.path for r in stub.requests if r.path.startswith("/collections/book_chunks__v")]
+    assert read and all(p.startswith(f"/collections/{OLD}") for p in read)
+    assert len(stub.calls("/aliases")) == 1  # one lookup for the whole request
+
+    with one_version():
+        assert store.book_version().content_hash == "b" * 64  # the next request follows the alias

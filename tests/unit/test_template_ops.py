@@ -1,0 +1,113 @@
+"""template.yaml's operations resources: log groups with retention, the Architecture parameter and its
+layers, alarms (and their optional SNS topic), and samconfig.toml's environments. `sam validate --lint`
+and `sam build` run in `make sam-check`; these tests pin what those cannot know we meant."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from typing import Any
+
+import yaml
+
+from tests.support.paths import ROOT
+
+FUNCTIONS = ("AuthorizerFunction", "RetrievalFunction", "AgentFunction")
+
+
+class _CfnLoader(yaml.SafeLoader):
+    """CloudFormation's short-form tags as their long form: !Ref X -> {"Ref": X}, !If [...] -> {"Fn::If": [...]}."""
+
+
+def _tag(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> dict[str, Any]:
+    if isinstance(node, yaml.ScalarNode):
+        value: Any = loader.construct_scalar(node)
+    elif isinstance(node, yaml.SequenceNode):
+        value = loader.construct_sequence(node, deep=True)
+    else:
+        value = loader.construct_mapping(node, deep=True)  # type: ignore[arg-type]
+    return {suffix if suffix == "Ref" else f"Fn::{suffix}": value}
+
+
+_CfnLoader.add_multi_constructor("!", _tag)
+TEMPLATE: dict[str, Any] = yaml.load((ROOT / "template.yaml").read_text(), Loader=_CfnLoader)
+RESOURCES: dict[str, Any] = TEMPLATE["Resources"]
+
+
+def _of_type(kind: str) -> dict[str, Any]:
+    return {name: r for name, r in RESOURCES.items() if r["Type"] == kind}
+
+
+def test_every_function_logs_to_a_declared_group_with_the_retention_parameter() -> None:
+    groups = _of_type("AWS::Logs::LogGroup")
+    for name in FUNCTIONS:
+        group = RESOURCES[name]["Properties"]["LoggingConfig"]["LogGroup"]["Ref"]
+        assert groups[group]["Properties"]["RetentionInDays"] == {"Ref": "LogRetentionDays"}
+    assert TEMPLATE["Parameters"]["LogRetentionDays"]["Default"] == 30
+
+
+def test_the_architecture_parameter_picks_the_layer_built_for_it() -> None:
+    assert TEMPLATE["Parameters"]["Architecture"]["AllowedValues"] == ["x86_64", "arm64"]
+    glob = TEMPLATE["Globals"]["Function"]
+    assert glob["Architectures"] == [{"Ref": "Architecture"}]
+    assert glob["Layers"] == [{"Fn::If": ["IsArm64", {"Ref": "SharedLayerArm64"}, {"Ref": "SharedLayer"}]}]
+    makefile = (ROOT / "shared" / "Makefile").read_text()
+    for layer, arch, condition in (("SharedLayer", "x86_64", "IsX86"), ("SharedLayerArm64", "arm64", "IsArm64")):
+        resource = RESOURCES[layer]
+        assert resource["Condition"] == condition
+        assert resource["Properties"]["CompatibleArchitectures"] == [arch]
+        assert resource["Metadata"]["BuildArchitecture"] == arch
+        wheels = "aarch64" if arch == "arm64" else "x86_64"
+        assert re.search(rf"^build-{layer}:\n\t\$\(MAKE\) --no-print-directory layer ARCH={wheels}$", makefile, re.M)
+
+
+def _alarm_metrics(alarm: dict[str, Any]) -> set[tuple[str, str]]:
+    props = alarm["Properties"]
+    if "Metrics" in props:
+        return {(m["MetricStat"]["Metric"]["Namespace"], m["MetricStat"]["Metric"]["MetricName"])
+                for m in props["Metrics"] if "MetricStat" in m}
+    return {(props["Namespace"], props["MetricName"])}
+
+
+def test_alarms_cover_the_api_each_function_and_the_authorizers_denials() -> None:
+    alarms = _of_type("AWS::CloudWatch::Alarm")
+    covered = set().union(*(_alarm_metrics(a) for a in alarms.values()))
+    assert {("AWS/ApiGateway", "5xx"), ("AWS/ApiGateway", "Count"), ("AWS/ApiGateway", "Latency"),
+            ("AWS/Lambda", "Throttles"), ("AWS/Lambda", "Errors"), ("AWS/Lambda", "Duration"),
+            ("BookRAG", "AuthDenials")} <= covered
+    assert alarms["ApiLatencyAlarm"]["Properties"]["ExtendedStatistic"] == "p95"
+    for function in FUNCTIONS:
+        watched = [a for a in alarms.values() if a["Properties"].get("Dimensions") == [
+            {"Name": "FunctionName", "Value": {"Ref": function}}]]
+        assert {a["Properties"]["MetricName"] for a in watched} == {"Errors", "Duration"}, function
+    notify = {"Fn::If": ["Notify", [{"Ref": "AlarmTopicArn"}], {"Ref": "AWS::NoValue"}]}
+    assert all(a["Properties"]["AlarmActions"] == notify for a in alarms.values())
+    assert TEMPLATE["Parameters"]["AlarmTopicArn"]["Default"] == ""
+    denials = _of_type("AWS::Logs::MetricFilter")["AuthDenialsMetric"]["Properties"]
+    assert denials["LogGroupName"] == {"Ref": "AuthorizerLogGroup"} and "request denied" in denials["FilterPattern"]
+
+
+def test_the_denial_the_metric_filter_counts_is_the_one_the_authorizer_logs() -> None:
+    guard = (ROOT / "shared" / "bookrag" / "auth" / "guard.py").read_text()
+    assert 'logger.info("request denied"' in guard
+
+
+def test_samconfig_has_dev_and_prod_naming_only_template_parameters() -> None:
+    config = tomllib.loads((ROOT / "samconfig.toml").read_text())
+    for env in ("dev", "prod"):
+        deploy = config[env]["deploy"]["parameters"]
+        assert deploy["stack_name"] == f"bookrag-{env}" and deploy["capabilities"] == "CAPABILITY_IAM"
+        names = {o.split("=", 1)[0] for o in deploy["parameter_overrides"]}
+        assert "QdrantUrl" in names and names <= set(TEMPLATE["Parameters"])
+    assert config["prod"]["deploy"]["parameters"]["confirm_changeset"] is True
+
+
+def test_the_ingest_workflow_publishes_atomically_and_names_its_secrets() -> None:
+    workflow = yaml.safe_load((ROOT / "examples" / "ingest-book.yml").read_text())
+    steps = workflow["jobs"]["ingest"]["steps"]
+    ingest = next(s for s in steps if "bookrag ingest" in s.get("run", ""))
+    assert "--atomic" in ingest["run"] and ingest["env"]["EMBEDDING_PROVIDER"] == "cohere"
+    for name in ("QDRANT_URL", "QDRANT_API_KEY", "COHERE_API_KEY"):
+        assert ingest["env"][name] == "${{ secrets." + name + " }}"
+    assert any("bookrag smoke" in s.get("run", "") for s in steps)
+    assert workflow[True]["push"]["paths"] == ["docs/**"]  # YAML 1.1 reads the key `on` as True
