@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from types import ModuleType
 from typing import Any
 
@@ -14,6 +14,8 @@ from bookrag.devtools.local_invoke import load_handler
 from bookrag.runtime.lambda_context import SyntheticContext
 from tests.support.events import load_event
 from tests.support.paths import ROOT
+from tests.support.stubs import StubServer
+from tests.support.upstreams import COHERE_DIM, embed_reply
 
 
 # root=ROOT: this checkout's functions/, whichever checkout the bookrag package was imported from.
@@ -50,3 +52,11 @@ def invoke(lambda_context: SyntheticContext) -> Callable[..., dict[str, Any]]:
         return result
 
     return run
+
+
+@pytest.fixture(scope="module")
+def cohere_stub() -> Iterator[StubServer]:
+    """Cohere's embed endpoint on 127.0.0.1 (the deployed configuration's embedder, in cold-start tests)."""
+    with StubServer() as server:
+        server.on("/v2/embed", embed_reply(COHERE_DIM))
+        yield server

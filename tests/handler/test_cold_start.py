@@ -13,7 +13,6 @@ import shutil
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +21,6 @@ import pytest
 from tests.support.env import cohere_stub_book
 from tests.support.paths import ROOT
 from tests.support.stubs import StubServer
-from tests.support.upstreams import COHERE_DIM, embed_reply
 
 CHILD = ROOT / "benchmarks" / "child.py"
 _OURS = re.compile(r"^(QDRANT_|COHERE_|CO_API_|EMBEDDING_|LLM_|AUTH_|API_KEY|RATE_LIMIT|POWERTOOLS_TRACE|"
@@ -64,13 +62,6 @@ def test_scheduled_warm_up_leaves_the_container_fully_initialised(index_copy: Pa
     assert retrieve["status"] == 200
     assert retrieve["new_modules"] == []  # ...so the first real request imports nothing
     assert retrieve["new_misses"] == {}  # ...and builds no client
-
-
-@pytest.fixture(scope="module")
-def cohere_stub() -> Iterator[StubServer]:
-    with StubServer() as server:
-        server.on("/v2/embed", embed_reply(COHERE_DIM))
-        yield server
 
 
 @pytest.fixture(scope="module")

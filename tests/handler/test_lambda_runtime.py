@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import queue
 import subprocess
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -21,7 +20,6 @@ from tests.support.events import load_event
 from tests.support.paths import ROOT
 from tests.support.runtime_api import RuntimeApi
 from tests.support.stubs import StubServer
-from tests.support.upstreams import COHERE_DIM, embed_reply
 
 BUILD = ROOT / ".aws-sam" / "build"
 RIC_PYTHON = ROOT / ".venv-ric" / "bin" / "python3.12"
@@ -30,13 +28,6 @@ FUNCTIONS = {"retrieval": ("RetrievalFunction", "retrieval_handler.lambda_handle
 
 pytestmark = pytest.mark.skipif(not (RIC_PYTHON.exists() and (BUILD / "SharedLayer").is_dir()),
                                 reason="no sam build output or runtime venv: run `make sam-check`")
-
-
-@pytest.fixture(scope="module")
-def cohere_stub() -> Iterator[StubServer]:
-    with StubServer() as server:
-        server.on("/v2/embed", embed_reply(COHERE_DIM))
-        yield server
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 import numpy as np
 
 from bookrag import errors
-from bookrag.adapters.qdrant.port import DENSE, SPARSE, BookStore, Fusion, SearchMode
+from bookrag.adapters.qdrant.port import DENSE, SPARSE, BookStore, Fusion, SearchMode, manifest_of
 from bookrag.adapters.retrying import call_with_retries
 from bookrag.domain.book_version import BookVersion, record_seen, request_pins
 from bookrag.domain.models import PAYLOAD_FIELDS, ChunkPayload, Filters, PointRecord, SparseVector, StoredHit
@@ -347,16 +347,7 @@ class VectorStore:
 
     def manifest(self) -> dict[str, dict[str, Any]]:
         """Per source file: its file hash, page number and chunk count, read from the stored payloads."""
-        files: dict[str, dict[str, Any]] = {}
-        for p in self.scroll_payloads(("source_file", "file_hash", "page_number", "total_chunks")):
-            entry = files.setdefault(str(p["source_file"]), {"file_hash": p.get("file_hash"),
-                                                             "page_number": p.get("page_number"),
-                                                             "total_chunks": p.get("total_chunks"),
-                                                             "stored": 0})
-            entry["stored"] += 1
-            if entry["file_hash"] != p.get("file_hash"):
-                entry["file_hash"] = None  # mixed versions: a previous ingest was cut short
-        return files
+        return manifest_of(self.scroll_payloads(("source_file", "file_hash", "page_number", "total_chunks")))
 
     def fetch_chunks(self, source_file: str, indices: Sequence[int]) -> list[ChunkPayload]:
         from qdrant_client import models as qm
