@@ -12,7 +12,7 @@ from tests.support.browser import ARTIFACTS, Console, chromium_path
 from tests.support.serve import Served, start
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")  # not session: its event loop must not outlive these tests
 def browser() -> Iterator[Any]:
     executable = chromium_path()
     if executable is None:
