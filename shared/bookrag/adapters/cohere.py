@@ -42,14 +42,13 @@ def build_client(settings: Settings) -> cohere.ClientV2:
     )
 
 
-def warm_up(client: cohere.ClientV2) -> None:
-    """Load what a first call would, short of the connection: the SDK and its client are built by the
-    caller; here the SDK's own reply parser builds the models of an embed, a rerank and a chat reply,
-    from canned replies (no request is sent: a warm-up never pays)."""
+def warm_up_replies() -> None:
+    """Build what a first call builds after the client: the SDK's own reply parser runs on canned embed,
+    rerank and chat replies (no request is sent: a warm-up never pays). The client itself, the expensive
+    part (SDK import, TLS trust store), is the container's to build."""
     from cohere import EmbedByTypeResponse, V2ChatResponse, V2RerankResponse
     from cohere.core.unchecked_base_model import construct_type
 
-    del client  # built by the container: that is the expensive part (SDK import, TLS trust store)
     construct_type(type_=EmbedByTypeResponse, object_={"id": "warm-up", "response_type": "embeddings_by_type",
                                                        "embeddings": {"float": [[0.0]]}, "texts": ["warm up"],
                                                        "meta": {}})

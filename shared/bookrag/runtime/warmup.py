@@ -56,9 +56,10 @@ def warm(kind: FunctionKind) -> dict[str, Any]:
         container.agent.leaks("warm up")  # loads the codecs its output check reads answers through
         import bookrag.services.conversations  # noqa: F401  (the answer route's; imported on first use)
     if uses_cohere(container.settings, kind):  # the deployed configuration: load the SDK now, not on a request
-        from bookrag.adapters.cohere import warm_up as warm_cohere
+        from bookrag.adapters.cohere import warm_up_replies
 
-        warm_cohere(container.cohere)
+        _ = container.cohere
+        warm_up_replies()
     # One request through Mangum and FastAPI loads the rest of the HTTP path (anyio's thread pool,
     # request parsing, response serialisation). /api/health is open: no key checked, no rate counted.
     handler(http_event("GET", "/api/health"), SyntheticContext(function_name="bookrag-warm-up",
