@@ -448,12 +448,11 @@ def store_chunks(settings: Settings) -> dict[str, str]:
 def run_extractive(settings: Settings, question: str) -> tuple[Response, set[str]]:
     """The agent's response, and every chunk the agent retrieves for `question`: the question's own
     context, and the top chunks of each clause the extractive answerer searches on its own."""
-    from bookrag.answering.answerers.extractive import PART_TOP_K, searched_parts
+    from bookrag.answering.answerers.extractive import clause_hits
 
     retriever = container_for(settings).retriever
     retrieved = {h.chunk_id for h in book_context(retriever, question)[1]}
-    for part in searched_parts(question):
-        retrieved |= {h.chunk_id for h in book_context(retriever, part)[1][:PART_TOP_K]}
+    retrieved |= {h.chunk_id for h in clause_hits(question, lambda text: book_context(retriever, text)[1])}
     return container_for(settings).agent.run(question), retrieved
 
 

@@ -106,7 +106,7 @@ def _answer_summary(rows: list[AnswerResult]) -> dict[str, Any]:
 
 def run_answers(agent: BookRAGAgent, questions: Sequence[Question]) -> AnswerReport:
     """Ask the agent every question. Raises what `BookRAGAgent.run` raises."""
-    from bookrag.answering.answerers.extractive import PART_TOP_K, searched_parts
+    from bookrag.answering.answerers.extractive import clause_hits
     from bookrag.answering.context import book_context
 
     report = AnswerReport(agent.answerer.name)
@@ -117,9 +117,8 @@ def run_answers(agent: BookRAGAgent, questions: Sequence[Question]) -> AnswerRep
         # What the agent retrieved: the question, and each clause the extractive answerer searches.
         retrieved = {h.chunk_id: h for h in book_context(agent.retriever, q.question)[1]}
         if agent.answerer.name == "extractive":
-            for part in searched_parts(q.question):
-                for h in book_context(agent.retriever, part)[1][:PART_TOP_K]:
-                    retrieved.setdefault(h.chunk_id, h)
+            for h in clause_hits(q.question, lambda text: book_context(agent.retriever, text)[1]):
+                retrieved.setdefault(h.chunk_id, h)
         precise = in_retrieved = 0
         cited = [] if response.is_refusal else response.sources
         for source in cited:

@@ -65,7 +65,7 @@ higher than MiniLM's, so the bars are raised by 0.1): recalibrate when a Cohere 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -111,17 +111,24 @@ _MAX_WITH_LIST = 2  # a list and its definition are enough
 _OTHER_SECTION_RATIO = 0.9  # another section's unit needs this share of the best score (focus)
 _SECOND_WEIGHT = 0.5  # a section's second-best unit, in the section's score
 _MIN_PART_TERMS = 3  # a clause with fewer content words is not searched on its own
-PART_TOP_K = 3  # chunks kept per searched clause
+_PART_TOP_K = 3  # chunks kept per searched clause
 _MIN_PART_BUDGET_S = 2.0  # the request's deadline must leave this much for a clause's search
 _INTRO_RATIO = 0.75  # a titled section of the page joins the page's introduction from this share of its score
 
 
 
 
-def searched_parts(question: str) -> list[str]:
-    """The clauses of `question` the answerer searches on their own (`ExtractiveAnswerer.part_hits`)."""
+def clause_hits(question: str, retrieve: Retrieve, keep_going: Callable[[], bool] = lambda: True) -> list[SearchHit]:
+    """The top chunks of each clause of `question` that the answerer searches on its own, clause by clause
+    while `keep_going()`: what `ExtractiveAnswerer.part_hits` retrieves beyond the question's own chunks
+    (also how an eval or a test knows what the agent retrieved)."""
+    hits: list[SearchHit] = []
     # "a topic" and "a service" of "the difference between ...": the whole question finds both.
-    return [p for p in QuestionShape.of(question).parts if len(tokenize(p)) >= _MIN_PART_TERMS]
+    for part in (p for p in QuestionShape.of(question).parts if len(tokenize(p)) >= _MIN_PART_TERMS):
+        if not keep_going():
+            break
+        hits.extend(retrieve(part)[:_PART_TOP_K])
+    return hits
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,13 +180,10 @@ class ExtractiveAnswerer:
         Through the agent's `retrieve`, so they are part of what it retrieved (and may be cited)."""
         have = {h.chunk_id for h in hits}
         extra: list[SearchHit] = []
-        for part in searched_parts(question):
-            if deadline.remaining() < _MIN_PART_BUDGET_S:
-                break
-            for hit in retrieve(part)[:PART_TOP_K]:
-                if hit.chunk_id not in have:
-                    have.add(hit.chunk_id)
-                    extra.append(hit)
+        for hit in clause_hits(question, retrieve, lambda: deadline.remaining() >= _MIN_PART_BUDGET_S):
+            if hit.chunk_id not in have:
+                have.add(hit.chunk_id)
+                extra.append(hit)
         return extra
 
     # --- steps, public for calibration and tests -----------------------------------------------
