@@ -52,6 +52,7 @@ from bookrag.adapters.qdrant.port import (
     Fusion,
     SearchMode,
     manifest_of,
+    require_embedder,
 )
 from bookrag.domain.book_version import BookVersion, record_seen
 from bookrag.domain.models import PAYLOAD_FIELDS, ChunkPayload, Filters, PointRecord, SparseVector, StoredHit
@@ -335,13 +336,7 @@ class EdgeStore:
     def check_embedder(self, embedder_name: str, dimension: int) -> None:
         if self._checked == (embedder_name, dimension):
             return
-        described = self.describe()
-        if described["embedder"] != embedder_name or described["dimension"] != dimension:
-            raise errors.EmbedderMismatchError(
-                f"The book index was built with {described['embedder']} ({described['dimension']} "
-                f"dimensions) but the service is configured for {embedder_name} ({dimension}); "
-                "re-ingest the book or change EMBEDDING_PROVIDER"
-            )
+        require_embedder(self.describe(), embedder_name, dimension)
         self._checked = (embedder_name, dimension)
 
     def ensure_collection(self, embedder_name: str, dimension: int) -> bool:

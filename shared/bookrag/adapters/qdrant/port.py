@@ -14,6 +14,7 @@ from typing import Any, Literal, Protocol
 
 import numpy as np
 
+from bookrag import errors
 from bookrag.domain.book_version import BookVersion
 from bookrag.domain.models import ChunkPayload, Filters, PointRecord, SparseVector, StoredHit
 
@@ -87,6 +88,16 @@ class BookStore(Protocol):
                filters: Filters | None = None, rrf_k: int = 60, fusion: Fusion = "rrf") -> list[StoredHit]:
         """Rank chunks by `mode`; every hit carries its cosine similarity to `dense` (clamped to [0, 1])."""
         ...
+
+
+def require_embedder(described: dict[str, Any], embedder_name: str, dimension: int) -> None:
+    """Raise `EmbedderMismatchError` when the index (`BookStore.describe()`) was built by another embedder."""
+    if described["embedder"] != embedder_name or described["dimension"] != dimension:
+        raise errors.EmbedderMismatchError(
+            f"The book index was built with {described['embedder']} ({described['dimension']} "
+            f"dimensions) but the service is configured for {embedder_name} ({dimension}); "
+            "re-ingest the book or change EMBEDDING_PROVIDER"
+        )
 
 
 def manifest_of(payloads: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:

@@ -19,7 +19,16 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 import numpy as np
 
 from bookrag import errors
-from bookrag.adapters.qdrant.port import DENSE, SPARSE, BookStore, Fusion, SearchMode, manifest_of
+from bookrag.adapters.qdrant.port import (
+    DENSE,
+    MANIFEST_FIELDS,
+    SPARSE,
+    BookStore,
+    Fusion,
+    SearchMode,
+    manifest_of,
+    require_embedder,
+)
 from bookrag.adapters.retrying import call_with_retries
 from bookrag.domain.book_version import BookVersion, record_seen, request_pins
 from bookrag.domain.models import PAYLOAD_FIELDS, ChunkPayload, Filters, PointRecord, SparseVector, StoredHit
@@ -229,13 +238,7 @@ class VectorStore:
         if key in self._checked:
             return
         with self._lock:
-            described = self.describe()
-            if described["embedder"] != embedder_name or described["dimension"] != dimension:
-                raise errors.EmbedderMismatchError(
-                    f"The book index was built with {described['embedder']} ({described['dimension']} "
-                    f"dimensions) but the service is configured for {embedder_name} ({dimension}); "
-                    "re-ingest the book or change EMBEDDING_PROVIDER"
-                )
+            require_embedder(self.describe(), embedder_name, dimension)
             self._checked.add(key)
 
     def ensure_collection(self, embedder_name: str, dimension: int) -> bool:
@@ -347,7 +350,7 @@ class VectorStore:
 
     def manifest(self) -> dict[str, dict[str, Any]]:
         """Per source file: its file hash, page number and chunk count, read from the stored payloads."""
-        return manifest_of(self.scroll_payloads(("source_file", "file_hash", "page_number", "total_chunks")))
+        return manifest_of(self.scroll_payloads(MANIFEST_FIELDS))
 
     def fetch_chunks(self, source_file: str, indices: Sequence[int]) -> list[ChunkPayload]:
         from qdrant_client import models as qm
