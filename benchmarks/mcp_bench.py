@@ -28,43 +28,25 @@ from typing import Any
 from suite import ROOT, SAMPLE_DOCS, child_env, log, measure_ingest, run_child
 
 COLD = {
-    "rest_tool": ["cold", "--function", "retrieval", "--events", "tool-retrieve-book-content.json"],
-    "mcp_tool": ["cold", "--function", "agent", "--events", "mcp-retrieve-book-content.json"],
+    "rest_tool": ["--function", "retrieval", "--events", "tool-retrieve-book-content.json"],
+    "mcp_tool": ["--function", "agent", "--events", "mcp-retrieve-book-content.json"],
 }
 
 
-def measure_cold(env: dict[str, str], runs: int) -> dict[str, Any]:
+def measure_cold(env: dict[str, str], runs: int, mode: str = "cold") -> dict[str, Any]:
+    """First response of each COLD scenario in a fresh process, median of `runs`. `cold`: from the spawn.
+    `restored`: the deployed configuration (both functions have SnapStart), from the moment the container
+    is restored after init and the before-snapshot warm-up."""
     samples: dict[str, list[float]] = {name: [] for name in COLD}
     for round_no in range(runs + 1):  # round 0 primes the page and bytecode caches: discarded
         for name, argv in COLD.items():
-            spawned, result, _ = run_child(argv[0], env, *argv[1:], "--code-root", str(ROOT))
+            spawned, result, _ = run_child(mode, env, *argv, "--code-root", str(ROOT))
             first = result["responses"][0]
             if first["status"] != 200:
-                raise SystemExit(f"{name}: status {first['status']}")
+                raise SystemExit(f"{name} ({mode}): status {first['status']}")
             if round_no:
-                samples[name].append(first["t"] - spawned)
-        log(f"cold round {round_no}/{runs}: " + ", ".join(f"{n} {s[-1]:.3f}s" for n, s in samples.items() if s))
-    out: dict[str, Any] = {name: {"median_s": round(statistics.median(s), 4), "min_s": round(min(s), 4),
-                                  "max_s": round(max(s), 4), "runs_s": [round(x, 4) for x in s]}
-                           for name, s in samples.items()}
-    out["mcp_vs_rest"] = round(out["mcp_tool"]["median_s"] / out["rest_tool"]["median_s"], 3)
-    return out
-
-
-def measure_restored(env: dict[str, str], runs: int) -> dict[str, Any]:
-    """The deployed configuration: both functions have SnapStart, so a cold request meets a container
-    restored after init and the before-snapshot warm-up. Time from the restore to the first response."""
-    samples: dict[str, list[float]] = {name: [] for name in COLD}
-    for round_no in range(runs + 1):
-        for name, argv in COLD.items():
-            _, result, _ = run_child("restored", env, *argv[1:], "--code-root", str(ROOT))
-            first = result["responses"][0]
-            if first["status"] != 200:
-                raise SystemExit(f"{name} (restored): status {first['status']}")
-            if round_no:
-                samples[name].append(first["t"] - result["restored"])
-        log(f"restored round {round_no}/{runs}: " + ", ".join(f"{n} {s[-1] * 1000:.1f} ms"
-                                                               for n, s in samples.items() if s))
+                samples[name].append(first["t"] - (result["restored"] if mode == "restored" else spawned))
+        log(f"{mode} round {round_no}/{runs}: " + ", ".join(f"{n} {s[-1]:.3f}s" for n, s in samples.items() if s))
     out: dict[str, Any] = {name: {"median_s": round(statistics.median(s), 4), "min_s": round(min(s), 4),
                                   "max_s": round(max(s), 4), "runs_s": [round(x, 4) for x in s]}
                            for name, s in samples.items()}
@@ -156,7 +138,7 @@ def main() -> None:
         results["warm_cached_delta_p50_ms"] = round(warm["mcp_cached_ms"]["p50"] - warm["rest_cached_ms"]["p50"], 3)
         log(f"warm p50 delta {results['warm_delta_p50_ms']} ms (cached {results['warm_cached_delta_p50_ms']} ms)")
         results["cold"] = measure_cold(env, args.runs)
-        results["restored"] = measure_restored(env, args.runs)
+        results["restored"] = measure_cold(env, args.runs, mode="restored")
         results["sdk_imports"] = sdk_imports(env)
     results["meta"]["load_end"] = round(os.getloadavg()[0], 2)
     args.out.write_text(json.dumps(results, indent=2) + "\n")
