@@ -1,4 +1,5 @@
-"""template.yaml read as data: CloudFormation's short-form tags (!Ref, !If, ...) kept as {"!Tag": value}."""
+"""template.yaml read as data: CloudFormation's short-form tags (!Ref, !If, ...) kept as {"!Tag": value}, or
+read in their long form ({"Ref": ...}, {"Fn::If": ...})."""
 
 from __future__ import annotations
 
@@ -9,25 +10,30 @@ import yaml
 from tests.support.paths import ROOT
 
 
-class _Loader(yaml.SafeLoader):
-    pass
-
-
-def _tagged(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> dict[str, Any]:
+def _tag_value(loader: yaml.SafeLoader, node: yaml.Node) -> Any:
     if isinstance(node, yaml.ScalarNode):
-        value: Any = loader.construct_scalar(node)
-    elif isinstance(node, yaml.SequenceNode):
-        value = loader.construct_sequence(node, deep=True)
-    else:
-        value = loader.construct_mapping(node, deep=True)  # type: ignore[arg-type]
-    return {f"!{suffix}": value}
+        return loader.construct_scalar(node)
+    if isinstance(node, yaml.SequenceNode):
+        return loader.construct_sequence(node, deep=True)
+    return loader.construct_mapping(node, deep=True)  # type: ignore[arg-type]
 
 
-_Loader.add_multi_constructor("!", _tagged)
+class _ShortForm(yaml.SafeLoader):
+    """!Ref X -> {"!Ref": X}: the tag as written."""
 
 
-def load_template() -> dict[str, Any]:
-    data: dict[str, Any] = yaml.load((ROOT / "template.yaml").read_text(), Loader=_Loader)
+class _LongForm(yaml.SafeLoader):
+    """!Ref X -> {"Ref": X}, !If [...] -> {"Fn::If": [...]}: CloudFormation's own long form."""
+
+
+_ShortForm.add_multi_constructor("!", lambda loader, suffix, node: {f"!{suffix}": _tag_value(loader, node)})
+_LongForm.add_multi_constructor(
+    "!", lambda loader, suffix, node: {suffix if suffix == "Ref" else f"Fn::{suffix}": _tag_value(loader, node)})
+
+
+def load_template(*, long_form: bool = False) -> dict[str, Any]:
+    loader = _LongForm if long_form else _ShortForm
+    data: dict[str, Any] = yaml.load((ROOT / "template.yaml").read_text(), Loader=loader)
     return data
 
 

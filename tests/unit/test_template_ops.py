@@ -11,26 +11,12 @@ from typing import Any
 import yaml
 
 from tests.support.paths import ROOT
+from tests.support.template import load_template
 
 FUNCTIONS = ("AuthorizerFunction", "RetrievalFunction", "AgentFunction")
 
 
-class _CfnLoader(yaml.SafeLoader):
-    """CloudFormation's short-form tags as their long form: !Ref X -> {"Ref": X}, !If [...] -> {"Fn::If": [...]}."""
-
-
-def _tag(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> dict[str, Any]:
-    if isinstance(node, yaml.ScalarNode):
-        value: Any = loader.construct_scalar(node)
-    elif isinstance(node, yaml.SequenceNode):
-        value = loader.construct_sequence(node, deep=True)
-    else:
-        value = loader.construct_mapping(node, deep=True)  # type: ignore[arg-type]
-    return {suffix if suffix == "Ref" else f"Fn::{suffix}": value}
-
-
-_CfnLoader.add_multi_constructor("!", _tag)
-TEMPLATE: dict[str, Any] = yaml.load((ROOT / "template.yaml").read_text(), Loader=_CfnLoader)
+TEMPLATE = load_template(long_form=True)
 RESOURCES: dict[str, Any] = TEMPLATE["Resources"]
 
 
