@@ -48,10 +48,12 @@ from bookrag.adapters.qdrant.port import (
     DENSE,
     MANIFEST_FIELDS,
     SPARSE,
+    TIE_MARGIN,
     BookStore,
     Fusion,
     SearchMode,
     manifest_of,
+    ranked,
     require_embedder,
 )
 from bookrag.domain.book_version import BookVersion, record_seen
@@ -66,7 +68,6 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 _SCROLL_PAGE = 1024
 _COPIES = "bookrag-edge"
-_TIE_MARGIN = 4
 
 
 def shard_dir(settings: Settings) -> Path:
@@ -455,7 +456,7 @@ class EdgeStore:
 
         flt = _to_filter(filters)
         dense_q = dense.tolist()
-        wanted, limit = limit, limit + _TIE_MARGIN
+        wanted, limit = limit, limit + TIE_MARGIN
         if mode == "dense" or (mode == "hybrid" and not sparse.indices):
             request = qe.QueryRequest(limit=limit, query=qe.Query.Nearest(dense_q, using=DENSE), filter=flt,
                                       with_payload=True, with_vector=[DENSE])
@@ -475,18 +476,7 @@ class EdgeStore:
                                         query=qe.Query.Nearest(qe.SparseVector(sparse.indices, sparse.values),
                                                                using=SPARSE))])
         found = self._call(lambda s: s.query(request))
-        # The engine returns equal scores (common after RRF) in no fixed order: ties are broken by id, a
-        # few candidates past the limit included, so one query always gets one answer.
-        points = sorted(found, key=lambda p: (-p.score, str(p.id)))[:wanted]
-        if not points:
-            return []
-        # One matrix product for every hit's cosine, rather than a dot product per point.
-        width = len(dense_q)
-        rows: list[Any] = [p.vector.get(DENSE) if isinstance(p.vector, dict) else None for p in points]
-        matrix = np.asarray([v if isinstance(v, list) and len(v) == width else [0.0] * width for v in rows],
-                            dtype=np.float32)
-        cosines = matrix @ dense.astype(np.float32, copy=False)
-        return [StoredHit(chunk_id=str(point.id), rank_score=float(point.score),
-                          cosine=min(1.0, max(0.0, float(cosine))),
-                          payload=ChunkPayload.from_dict(point.payload or {}))
-                for point, cosine in zip(points, cosines, strict=True)]
+        vectors = [p.vector.get(DENSE) if isinstance(p.vector, dict) else None for p in found]
+        best = ranked([p.score for p in found], vectors, [str(p.id) for p in found], dense, wanted)
+        return [StoredHit(chunk_id=str(found[i].id), rank_score=float(found[i].score), cosine=cosine,
+                          payload=ChunkPayload.from_dict(found[i].payload or {})) for i, cosine in best]

