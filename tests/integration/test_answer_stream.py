@@ -3,7 +3,6 @@ as Server-Sent Events; the same validation, sessions, keys and limits."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
@@ -19,21 +18,10 @@ from bookrag.errors import AnswerUnavailableError
 from bookrag.services.container import container_for
 from bookrag.web.app import create_app
 from bookrag.web.sse import frames
+from tests.support.sse import parse
 
 IN_BOOK = "How do I load parameters for a node from a YAML file?"
 OFF_BOOK = "What is the capital of Australia?"
-
-
-def parse(body: str) -> list[tuple[str, Any]]:
-    """(event, data) pairs of an SSE body, strictly: every block is `event:` then one `data:` line."""
-    events = []
-    for block in body.split("\n\n"):
-        if not block:
-            continue
-        kind, data = block.split("\n")
-        assert kind.startswith("event: ") and data.startswith("data: "), block
-        events.append((kind.removeprefix("event: "), json.loads(data.removeprefix("data: "))))
-    return events
 
 
 def stream(client: TestClient, body: dict[str, Any], **headers: str) -> tuple[Any, list[tuple[str, Any]]]:
