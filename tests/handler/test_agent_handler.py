@@ -12,6 +12,8 @@ import pytest
 from bookrag.contracts.agent import REFUSAL
 from bookrag.services.container import current
 from tests.support.events import body_of
+from tests.support.stubs import StubServer
+from tests.support.upstreams import model_says
 
 
 @pytest.fixture(autouse=True)
@@ -94,6 +96,24 @@ def test_answer_stream_behind_mangum_is_the_whole_event_stream_at_once(agent_han
     events = _sse(response)
     assert events[0][0] == "sources" and events[-1][0] == "final"
     assert events[-1][1] == body_of(invoke(agent_handler, "answer-valid.json"))
+
+
+def test_an_llm_s_streamed_answer_behind_mangum_is_the_answer_route_s(agent_handler: Any, invoke: Any,
+                                                                       use_env: Any, stub: StubServer) -> None:
+    # GIVEN the function configured with an OpenAI-compatible model that streams when asked to
+    use_env(LLM_PROVIDER="openai", OPENAI_API_KEY="llm-handler-key-81d2", OPENAI_BASE_URL=stub.url + "/v1")
+    stub.on("/v1/chat/completions", model_says("Build with colcon build --symlink-install so that edits take "
+                                               "effect [S1]."))
+    question = {"query": "I edited a Python file in my ROS 2 package. How do I build so that my changes take effect?"}
+
+    # WHEN the same question comes through the stream route and the answer route
+    streamed = _sse(invoke(agent_handler, "answer-stream-valid.json", question))
+    whole = body_of(invoke(agent_handler, "answer-valid.json", question))
+
+    # THEN the model was streamed, and the buffered event stream ends with the answer route's body
+    assert [call.json().get("stream") for call in stub.calls("/v1/chat/completions")] == [True, None]
+    assert [kind for kind, _ in streamed] == ["sources", "delta", "final"]
+    assert streamed[-1][1] == whole and not whole["is_refusal"]
 
 
 def test_answer_stream_bad_input_is_the_json_envelope(agent_handler: Any, invoke: Any) -> None:

@@ -1,12 +1,13 @@
-"""POST /api/answer/stream over HTTP (in process) on the sample book: the same answer as /api/answer,
-as Server-Sent Events; the same validation, sessions, keys and limits."""
+"""POST /api/answer/stream over HTTP on the sample book: the same answer as /api/answer, as Server-Sent
+Events; the same validation, sessions, keys and limits (in process, extractive answerer); an LLM's text
+as it streams, its refusal and its failures (`bookrag serve` against a chat-completions stub)."""
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
+import httpx
 import pytest
 from fastapi.testclient import TestClient
 
@@ -14,26 +15,20 @@ from bookrag.answering.agent import BookRAGAgent
 from bookrag.answering.answerers.base import Deadline, Draft, Retrieve
 from bookrag.auth.keys import mint_key
 from bookrag.config.settings import Settings, get_settings
+from bookrag.contracts.agent import REFUSAL
+from bookrag.contracts.envelope import error_body
 from bookrag.domain.models import SearchHit
 from bookrag.errors import AnswerUnavailableError
 from bookrag.services.container import container_for
 from bookrag.web.app import create_app
 from bookrag.web.sse import frames
+from tests.support.serve import Served, start
+from tests.support.sse import events_of, parse
+from tests.support.stubs import Hold, Reply, StubServer
+from tests.support.upstreams import UPSTREAM_DETAIL, completion_chunks, model_says, words
 
 IN_BOOK = "How do I load parameters for a node from a YAML file?"
 OFF_BOOK = "What is the capital of Australia?"
-
-
-def parse(body: str) -> list[tuple[str, Any]]:
-    """(event, data) pairs of an SSE body, strictly: every block is `event:` then one `data:` line."""
-    events = []
-    for block in body.split("\n\n"):
-        if not block:
-            continue
-        kind, data = block.split("\n")
-        assert kind.startswith("event: ") and data.startswith("data: "), block
-        events.append((kind.removeprefix("event: "), json.loads(data.removeprefix("data: "))))
-    return events
 
 
 def stream(client: TestClient, body: dict[str, Any], **headers: str) -> tuple[Any, list[tuple[str, Any]]]:
@@ -132,3 +127,89 @@ def test_keys_and_limits_are_the_answer_route_s(use_env: Callable[..., None], in
     limited, _ = stream(client, {"query": OFF_BOOK}, **{"X-API-Key": plaintext})  # one limit for both routes
     assert limited.status_code == 429 and limited.json()["code"] == "RATE_LIMITED"
     assert limited.headers["retry-after"]
+
+
+# --- an LLM that streams: `bookrag serve` (a real process) against a chat-completions stub ---------------
+
+LLM_QUESTION = "I edited a Python file in my ROS 2 package. How do I build so that my changes take effect?"
+LLM_PATH = "/v1/chat/completions"
+SUPPORTED = "Build with colcon build --symlink-install so that edits take effect [S1]. "
+
+
+@pytest.fixture(scope="module")
+def llm() -> Iterator[StubServer]:
+    with StubServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def llm_served(llm: StubServer, indexed_book: dict[str, str],
+               tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    server = start(indexed_book["QDRANT_PATH"], tmp_path_factory.mktemp("serve-llm"), LLM_PROVIDER="openai",
+                   OPENAI_API_KEY="llm-stream-key-5c1f", OPENAI_BASE_URL=llm.url + "/v1")
+    yield server
+    server.stop()
+
+
+def test_llm_text_reaches_the_reader_before_the_model_has_finished(llm: StubServer, llm_served: Served) -> None:
+    # GIVEN a model that streams a sentence, starts the next, then holds its last words back
+    hold = Hold(bound_s=20)
+    llm.on(LLM_PATH, Reply(200, stream=completion_chunks(*words(SUPPORTED), "Python ", hold,
+                                                         "files are linked, not copied [S1].")))
+    events: list[tuple[str, Any]] = []
+
+    # WHEN a reader streams the answer, and lets the model finish only once it has read some text
+    with httpx.Client(timeout=30) as client, client.stream("POST", f"{llm_served.base}/api/answer/stream",
+                                                           json={"query": LLM_QUESTION}) as response:
+        for kind, data in events_of(response.iter_lines()):
+            events.append((kind, data))
+            if kind == "delta":
+                hold.release()
+
+    # THEN the first sentence arrived while the model still held its last words (the stub was released
+    # by the reader, not by its own time bound), and the rest followed as its own event, then the final
+    assert hold.released_in_time is True
+    assert [kind for kind, _ in events] == ["sources", "delta", "delta", "final"]
+    assert events[1][1] == {"text": SUPPORTED.replace("[S1]", "[1]")}
+    assert not events[-1][1]["is_refusal"] and "--symlink-install" in events[-1][1]["answer"]
+
+
+def test_llm_stream_final_is_the_answer_route_s_response(llm: StubServer, llm_served: Served) -> None:
+    llm.on(LLM_PATH, model_says(SUPPORTED.strip()))
+
+    with httpx.Client(timeout=30) as client:
+        events = parse(client.post(f"{llm_served.base}/api/answer/stream", json={"query": LLM_QUESTION}).text)
+        whole = client.post(f"{llm_served.base}/api/answer", json={"query": LLM_QUESTION}).json()
+
+    assert [call.json().get("stream") for call in llm.calls(LLM_PATH)[-2:]] == [True, None]
+    assert events[-1] == ("final", whole) and not whole["is_refusal"]
+    assert "".join(data["text"] for kind, data in events if kind == "delta") == whole["answer"]
+
+
+def test_a_refusal_streamed_by_the_model_is_the_contract_s_refusal(llm: StubServer, llm_served: Served) -> None:
+    llm.on(LLM_PATH, model_says(REFUSAL))
+
+    with httpx.Client(timeout=30) as client:
+        events = parse(client.post(f"{llm_served.base}/api/answer/stream", json={"query": LLM_QUESTION}).text)
+        whole = client.post(f"{llm_served.base}/api/answer", json={"query": LLM_QUESTION}).json()
+
+    assert [kind for kind, _ in events] == ["sources", "final"]
+    assert events[-1] == ("final", whole)
+    assert whole["is_refusal"] and whole["answer"] == REFUSAL and whole["refusal_reason"] == "model_refused"
+
+
+@pytest.mark.parametrize(("reply", "deltas"), [
+    (Reply(503, {"error": {"message": UPSTREAM_DETAIL}}), 0),
+    (Reply(200, stream=completion_chunks(*words(SUPPORTED), "Python ", b"data: {" + UPSTREAM_DETAIL.encode())), 1),
+], ids=["503-before-any-text", "malformed-chunk-after-text"])
+def test_an_llm_failure_is_the_stream_s_error_event(llm: StubServer, llm_served: Served, reply: Reply,
+                                                     deltas: int) -> None:
+    llm.on(LLM_PATH, reply)
+
+    with httpx.Client(timeout=30) as client:
+        response = client.post(f"{llm_served.base}/api/answer/stream", json={"query": LLM_QUESTION})
+
+    events = parse(response.text)
+    assert response.status_code == 200 and [kind for kind, _ in events] == ["sources", *["delta"] * deltas, "error"]
+    assert events[-1][1] == error_body(AnswerUnavailableError(), "agent")
+    assert UPSTREAM_DETAIL not in response.text and "Traceback" not in response.text

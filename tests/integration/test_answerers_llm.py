@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from typing import Any
 
 import pytest
@@ -19,24 +19,20 @@ import pytest
 from bookrag import errors
 from bookrag.answering.agent import BookRAGAgent
 from bookrag.answering.answerers import build_answerer
-from bookrag.answering.answerers.base import SYSTEM_PROMPT
+from bookrag.answering.answerers.base import SYSTEM_PROMPT, Deadline, Draft, StreamingAnswerer
 from bookrag.config.settings import Settings, load_settings
 from bookrag.contracts.agent import REFUSAL
+from bookrag.contracts.envelope import error_body
 from bookrag.services.container import container_for
-from tests.support.stubs import Recorded, Reply, StubServer
+from bookrag.web.sse import frames
+from tests.support.sse import parse
+from tests.support.stubs import CUT, Hold, Recorded, Reply, StreamPiece, StubServer
+from tests.support.upstreams import UPSTREAM_DETAIL, chat_reply, completion, completion_chunks, model_says, words
 
 KEY = "llm-canary-3e9d0b7a"
 QUESTION = "I edited a Python file in my ROS 2 package. How do I build so that my changes take effect?"
 GEMINI_PATH = "/v1beta/openai/chat/completions"
 OPENAI_PATH = "/v1/chat/completions"
-
-
-def completion(content: str | None = None, tool_calls: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    message: dict[str, Any] = {"role": "assistant", "content": content}
-    if tool_calls:
-        message["tool_calls"] = tool_calls
-    return {"id": "cmpl-1", "object": "chat.completion", "model": "stub",
-            "choices": [{"index": 0, "finish_reason": "tool_calls" if tool_calls else "stop", "message": message}]}
 
 
 def tool_call(query: str, call_id: str = "call_1", name: str = "retrieve_book_context") -> dict[str, Any]:
@@ -54,8 +50,8 @@ def answer_citing(*labels: str) -> Callable[[Recorded], Reply]:
 
     def reply(req: Recorded) -> Reply:
         cited = labels or labels_seen(req)[:1]
-        return Reply(200, completion("Build with colcon build --symlink-install so edits take effect "
-                                     + "".join(f"[{c}]" for c in cited) + "."))
+        return chat_reply(req, "Build with colcon build --symlink-install so edits take effect "
+                          + "".join(f"[{c}]" for c in cited) + ".")
 
     return reply
 
@@ -256,6 +252,116 @@ def test_one_http_client_per_container(chat: Any, stub: StubServer) -> None:
     assert container_for(agent.settings).llm_http is pool and clients.built_names() == built
 
 
+# --- streaming (`stream`: what POST /api/answer/stream uses) --------------------------------------------
+
+
+def drain(pieces: Generator[str, None, Draft]) -> tuple[list[str], Draft]:
+    """What a streaming answerer yielded, and the draft it returned."""
+    out: list[str] = []
+    while True:
+        try:
+            out.append(next(pieces))
+        except StopIteration as done:
+            return out, done.value
+
+
+def both_ways(agent: BookRAGAgent, stub: StubServer, path: str,
+              *script: Callable[[Recorded], Reply]) -> tuple[list[str], Draft, Draft]:
+    """(pieces streamed, the streamed draft, `answer`'s draft) for the same scripted model output."""
+    answerer = agent.answerer
+    assert isinstance(answerer, StreamingAnswerer)
+    hits = agent.retriever.search(QUESTION).hits
+
+    def retrieve(query: str) -> list[Any]:
+        return agent.retriever.search(query).hits
+
+    stub.on(path, *script)
+    whole = answerer.answer(QUESTION, hits, retrieve, Deadline(20))
+    stub.on(path, *script)
+    pieces, streamed = drain(answerer.stream(QUESTION, hits, retrieve, Deadline(20)))
+    return pieces, streamed, whole
+
+
+def test_stream_yields_the_model_s_pieces_and_returns_answer_s_draft(chat: Any, stub: StubServer) -> None:
+    _, make, path = chat
+    text = "Build with colcon build --symlink-install [S1]. Python files are then linked, not copied [S1]."
+
+    pieces, streamed, whole = both_ways(make(), stub, path, model_says(text))
+
+    assert pieces == words(text) and streamed == whole and whole.text == text
+    first, second = stub.calls(path)
+    assert "stream" not in first.json() and second.json() == {**first.json(), "stream": True}
+
+
+def test_a_streamed_tool_call_is_assembled_as_the_whole_reply_s(chat: Any, stub: StubServer) -> None:
+    # GIVEN a model that says a word, asks for a search (its arguments arrive in pieces), then cites its result
+    _, make, path = chat
+
+    def cite_the_search(req: Recorded) -> Reply:
+        tool_result = [m["content"] for m in req.json()["messages"] if m["role"] == "tool"][-1]
+        label = re.findall(r'<document id="(S\d+)"', tool_result)[0]
+        return chat_reply(req, f"A costmap is built from layers [{label}].")
+
+    # WHEN the answerer runs streamed and whole
+    pieces, streamed, whole = both_ways(make(), stub, path,
+                                        model_says("Let me search.", [tool_call("Nav2 costmap layers")]),
+                                        cite_the_search)
+
+    # THEN both sent the same conversation and drew the same draft; the preamble streamed on its own line
+    whole_calls, streamed_calls = stub.calls(path)[:2], stub.calls(path)[2:]
+    assert [c.json()["messages"] for c in streamed_calls] == [c.json()["messages"] for c in whole_calls]
+    assert streamed_calls[1].json()["messages"][2]["tool_calls"][0] == tool_call("Nav2 costmap layers")
+    assert streamed == whole and not whole.refused
+    assert pieces[:4] == ["Let ", "me ", "search.", "\n"] and "".join(pieces[4:]) == whole.text
+
+
+FIRST_SENTENCE = "Build with colcon build --symlink-install [S1]. "
+UNAVAILABLE, TIMEOUT = errors.AnswerUnavailableError, errors.AnswerTimeoutError
+
+
+def sse_reply(*pieces: str | StreamPiece, end: bool = True) -> Reply:
+    return Reply(200, stream=completion_chunks(*pieces, end=end))
+
+
+def faults() -> dict[str, tuple[Reply, type[errors.BookRAGError], int, int]]:
+    """name: (the model's reply, the error it must end in, model calls made, delta events before it)."""
+    failed = {"error": {"message": UPSTREAM_DETAIL}}
+    return {
+        # Before any text: retried as `answer` retries; the stream is then only the sources and the error.
+        "503": (Reply(503, failed), UNAVAILABLE, 2, 0),
+        "429-retry-after-30": (Reply(429, failed, {"Retry-After": "30"}), errors.AnswerRateLimitError, 1, 0),
+        "401": (Reply(401, failed), errors.AnswerAuthError, 1, 0),
+        "hang": (Reply(hang=True), TIMEOUT, 1, 0),
+        "stalls-before-text": (sse_reply(Hold(), end=False), TIMEOUT, 1, 0),
+        "malformed-first-chunk": (sse_reply(b"data: {" + UPSTREAM_DETAIL.encode() + b"\n\n"), UNAVAILABLE, 2, 0),
+        # After text: never retried (the reader has it); the sentence sent stays, the error follows.
+        "stalls-after-text": (sse_reply(FIRST_SENTENCE, "Python ", Hold(), end=False), TIMEOUT, 1, 1),
+        "malformed-after-text": (sse_reply(FIRST_SENTENCE, "Python ", b"data: {not json\n\n"), UNAVAILABLE, 1, 1),
+        "connection-cut-after-text": (sse_reply(FIRST_SENTENCE, "Python ", CUT, end=False), UNAVAILABLE, 1, 1),
+        "ends-before-finishing": (sse_reply(FIRST_SENTENCE, "Python ", end=False), UNAVAILABLE, 1, 1),
+    }
+
+
+@pytest.mark.parametrize("fault", list(faults()))
+def test_a_failing_stream_ends_in_the_error_event_answer_s_mapping_gives(agent_with: Callable[..., BookRAGAgent],
+                                                                          stub: StubServer, fault: str) -> None:
+    reply, error, calls, deltas = faults()[fault]
+    stub.on(OPENAI_PATH, reply)
+    agent = agent_with(llm_provider="openai", openai_api_key=KEY, openai_base_url=stub.url + "/v1",
+                       llm_timeout_s=0.5)
+    events = agent.events(QUESTION)
+
+    body = b"".join(frames(next(events), events)).decode()
+
+    kinds = [kind for kind, _ in parse(body)]
+    assert kinds == ["sources", *["delta"] * deltas, "error"]
+    fields = ("error", "code", "error_type", "message", "recoverable")
+    expected = error_body(error(), "agent")
+    assert {k: parse(body)[-1][1][k] for k in fields} == {k: expected[k] for k in fields}
+    assert len(stub.calls(OPENAI_PATH)) == calls
+    assert UPSTREAM_DETAIL not in body and "Traceback" not in body and "127.0.0.1" not in body
+
+
 # --- Cohere --------------------------------------------------------------------------------------------
 
 
@@ -275,8 +381,8 @@ def cohere_reply(text: str, citations: list[tuple[int, int, list[str]]]) -> dict
 @pytest.fixture
 def cohere_agent(stub: StubServer, agent_with: Callable[..., BookRAGAgent]) -> Callable[..., BookRAGAgent]:
     def make(**extra: Any) -> BookRAGAgent:
-        return agent_with(llm_provider="cohere", cohere_api_key=KEY, cohere_base_url=stub.url,
-                          llm_timeout_s=1.0, **extra)
+        return agent_with(**{"llm_provider": "cohere", "cohere_api_key": KEY, "cohere_base_url": stub.url,
+                             "llm_timeout_s": 1.0, **extra})
 
     return make
 
@@ -371,3 +477,80 @@ def test_a_model_requested_search_never_outlives_the_deadline(book_env: Settings
     assert tool_message["content"].startswith(told)
     assert not draft.refused and draft.cited_chunk_ids == [hits[0].chunk_id]
     assert len(searches) == (1 if left_after_reserve >= 0.5 else 0)
+
+
+def cohere_stream(text: str, citations: list[tuple[int, int, list[str]]], *pieces: StreamPiece,
+                  end: bool = True) -> list[StreamPiece]:
+    """Cohere's v2 chat stream of `text` word by word, each citation sent once the text it cites has
+    been, then `pieces` (a fault), then `message-end` (`end=False`: the stream stops before it)."""
+
+    def event(kind: str, **fields: Any) -> bytes:
+        return f"event: {kind}\ndata: {json.dumps({'type': kind, **fields})}\n\n".encode()
+
+    out: list[StreamPiece] = [event("message-start", id="chat-1", delta={"message": {"role": "assistant"}}),
+                              event("content-start", index=0,
+                                    delta={"message": {"content": {"type": "text", "text": ""}}})]
+    sent, pending = 0, sorted(citations, key=lambda c: c[1])
+    for word in words(text):
+        out.append(event("content-delta", index=0, delta={"message": {"content": {"text": word}}}))
+        sent += len(word)
+        while pending and pending[0][1] <= sent:
+            start, stop, ids = pending.pop(0)
+            out.append(event("citation-start", index=0, delta={"message": {"citations": {
+                "start": start, "end": stop, "text": text[start:stop], "type": "TEXT_CONTENT",
+                "sources": [{"type": "document", "id": i, "document": {"id": i}} for i in ids]}}}))
+            out.append(event("citation-end", index=0))
+    out += [*pieces, event("content-end", index=0)]
+    if end:
+        out.append(event("message-end", delta={"finish_reason": "COMPLETE",
+                                               "usage": {"billed_units": {"input_tokens": 10, "output_tokens": 5}}}))
+    return out
+
+
+COHERE_TEXT = "Build with colcon build --symlink-install. Python files are then linked, not copied."
+COHERE_CITATIONS = [(0, COHERE_TEXT.index("."), ["S1"]),
+                    (COHERE_TEXT.index(".") + 2, len(COHERE_TEXT) - 1, ["S1", "S2"])]
+WORDS = len(words(COHERE_TEXT))
+
+
+@cohere_sdk_warnings
+def test_cohere_stream_yields_its_text_and_returns_answer_s_draft(cohere_agent: Callable[..., BookRAGAgent],
+                                                                   stub: StubServer) -> None:
+    def reply(req: Recorded) -> Reply:
+        if req.json().get("stream"):
+            return Reply(200, stream=cohere_stream(COHERE_TEXT, COHERE_CITATIONS))
+        return Reply(200, cohere_reply(COHERE_TEXT, COHERE_CITATIONS))
+
+    pieces, streamed, whole = both_ways(cohere_agent(), stub, "/v2/chat", reply)
+
+    # The text streams as it comes; Cohere's citations come as events of their own, so the markers
+    # are placed at the end, where `answer` places them.
+    assert pieces == words(COHERE_TEXT) and streamed == whole
+    assert whole.text == ("Build with colcon build --symlink-install [S1]. "
+                          "Python files are then linked, not copied [S1][S2].")
+    first, second = stub.calls("/v2/chat")
+    assert second.json() == {**first.json(), "stream": True}
+
+
+@cohere_sdk_warnings
+@pytest.mark.parametrize(("reply", "error", "calls", "streamed"), [
+    (lambda: Reply(500, {"message": UPSTREAM_DETAIL}), UNAVAILABLE, 2, 0),
+    (lambda: Reply(hang=True), TIMEOUT, 1, 0),
+    (lambda: Reply(200, stream=cohere_stream(COHERE_TEXT, [], Hold(), end=False)), TIMEOUT, 1, WORDS),
+    (lambda: Reply(200, stream=cohere_stream(COHERE_TEXT, [], CUT, end=False)), UNAVAILABLE, 1, WORDS),
+    (lambda: Reply(200, stream=cohere_stream(COHERE_TEXT, [], end=False)), UNAVAILABLE, 1, WORDS),
+], ids=["500", "hang", "stalls-after-text", "connection-cut-after-text", "ends-without-message-end"])
+def test_cohere_stream_failures(cohere_agent: Callable[..., BookRAGAgent], stub: StubServer,
+                                reply: Callable[[], Reply], error: type[errors.BookRAGError], calls: int,
+                                streamed: int) -> None:
+    stub.on("/v2/chat", reply())
+    agent = cohere_agent(llm_timeout_s=0.5)
+    assert isinstance(agent.answerer, StreamingAnswerer)
+    pieces = agent.answerer.stream(QUESTION, agent.retriever.search(QUESTION).hits, lambda q: [], Deadline(20))
+    received: list[str] = []
+
+    with pytest.raises(error) as caught:
+        received.extend(pieces)
+
+    assert len(received) == streamed and len(stub.calls("/v2/chat")) == calls
+    assert UPSTREAM_DETAIL not in str(caught.value)

@@ -2,8 +2,10 @@
 
 Tests queue replies per path; each request takes the next reply (the last one repeats). A reply can
 be JSON, raw bytes, a status with headers, a hang (held open until the client gives up, released at
-teardown: no sleeps), a connection reset, or a callable computing the reply from the request.
-Every request is recorded, so tests assert on the real wire format the SDKs produced.
+teardown: no sleeps), a connection reset, a streamed body (pieces written one by one as HTTP chunks,
+with `Hold` points where the stub waits for the test, and `CUT` to drop the connection mid-body), or
+a callable computing the reply from the request. Every request is recorded, so tests assert on the
+real wire format the SDKs produced.
 """
 
 from __future__ import annotations
@@ -18,6 +20,28 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 
+class Hold:
+    """A point in a streamed body where the stub stops writing until the test calls `release()`
+    (or the stub is torn down). `released_in_time` says which: True when the test released it, False
+    when the stub gave up waiting, None while it has not been reached."""
+
+    def __init__(self, bound_s: float = 30.0) -> None:
+        self._event = threading.Event()
+        self._bound_s = bound_s
+        self.released_in_time: bool | None = None
+
+    def release(self) -> None:
+        self._event.set()
+
+    def wait(self) -> None:
+        self.released_in_time = self._event.wait(self._bound_s)
+
+
+# In a streamed body: close the connection without ending the chunked body (a dropped upstream).
+CUT = object()
+StreamPiece = bytes | Hold | object
+
+
 @dataclass
 class Reply:
     status: int = 200
@@ -25,6 +49,7 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     hang: bool = False
     reset: bool = False
+    stream: list[StreamPiece] | None = None  # a chunked body, written piece by piece (text/event-stream)
 
 
 @dataclass
@@ -47,6 +72,7 @@ class StubServer:
         self.requests: list[Recorded] = []
         self._release = threading.Event()
         self._lock = threading.Lock()
+        self._holds: list[Hold] = []
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -57,6 +83,12 @@ class StubServer:
 
             def log_message(self, *args: Any) -> None:  # keep test output clean
                 pass
+
+            def handle(self) -> None:
+                try:
+                    super().handle()
+                except ConnectionError:  # the client went away (it timed out under test): nothing to answer
+                    self.close_connection = True
 
             def _handle(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
@@ -77,6 +109,9 @@ class StubServer:
                     self.close_connection = True
                     self.connection.close()
                     return
+                if reply.stream is not None:
+                    self._stream(reply)
+                    return
                 if isinstance(reply.body, bytes | str):
                     payload = reply.body.encode() if isinstance(reply.body, str) else reply.body
                     ctype = "application/json"
@@ -90,6 +125,29 @@ class StubServer:
                     self.send_header(k, v)
                 self.end_headers()
                 self.wfile.write(payload)
+
+            def _stream(self, reply: Reply) -> None:
+                self.send_response(reply.status)
+                self.send_header("content-type", "text/event-stream")
+                self.send_header("transfer-encoding", "chunked")
+                for k, v in reply.headers.items():
+                    self.send_header(k, v)
+                self.end_headers()
+                try:
+                    for piece in reply.stream or []:
+                        if isinstance(piece, Hold):
+                            with stub._lock:
+                                stub._holds.append(piece)
+                            piece.wait()
+                        elif piece is CUT:
+                            self.close_connection = True
+                            self.connection.shutdown(socket.SHUT_RDWR)
+                            return
+                        elif isinstance(piece, bytes) and piece:
+                            self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+                    self.wfile.write(b"0\r\n\r\n")
+                except OSError:  # the client gave up (a timeout under test): nobody is left to write to
+                    self.close_connection = True
 
             do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = _handle
 
@@ -123,6 +181,9 @@ class StubServer:
 
     def __exit__(self, *exc: object) -> None:
         self._release.set()
+        with self._lock:
+            for hold in self._holds:
+                hold.release()
         self.server.shutdown()
         self.server.server_close()
 

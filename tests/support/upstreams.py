@@ -1,4 +1,5 @@
-"""Healthy and faulty Cohere and Qdrant replies for `tests.support.stubs.StubServer`.
+"""Healthy and faulty Cohere, Qdrant and chat-completions (OpenAI wire format) replies for
+`tests.support.stubs.StubServer`.
 
 The Qdrant replies follow the REST API that qdrant-client 1.20 calls (captured from the client):
 `GET /collections/{name}/exists`, `GET /collections/{name}` and `POST /collections/{name}/points/query`,
@@ -8,10 +9,13 @@ the reply of one path or of all of them.
 
 from __future__ import annotations
 
+import json
+import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from tests.support.stubs import Recorded, Reply, ReplySpec, StubServer
+from tests.support.stubs import Recorded, Reply, ReplySpec, StreamPiece, StubServer
 
 COHERE_MODEL = "embed-english-v3.0"
 COHERE_EMBEDDER = f"cohere/{COHERE_MODEL}"
@@ -96,6 +100,67 @@ def serve_qdrant(stub: StubServer, *, exists: ReplySpec | None = None, info: Rep
     stub.on(f"{base}/points/query", query or qdrant_query())
     stub.on(base, info or qdrant_collection_info())
     return stub
+
+
+# --- chat completions (Gemini's OpenAI-compatible endpoint, OpenAI, ...) --------------------------------
+
+
+def completion(content: str | None = None, tool_calls: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """A whole chat completion, as a request without `stream` gets it."""
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if tool_calls:
+        message["tool_calls"] = tool_calls
+    return {"id": "cmpl-1", "object": "chat.completion", "model": "stub",
+            "choices": [{"index": 0, "finish_reason": "tool_calls" if tool_calls else "stop", "message": message}]}
+
+
+def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
+    """One Server-Sent Event of a streamed completion: `data: {chat.completion.chunk}`."""
+    body = {"id": "cmpl-1", "object": "chat.completion.chunk", "model": "stub",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+    return b"data: " + json.dumps(body).encode() + b"\n\n"
+
+
+DONE = b"data: [DONE]\n\n"
+
+
+def completion_chunks(*pieces: str | StreamPiece, tool_calls: list[dict[str, Any]] | None = None,
+                      end: bool = True) -> list[StreamPiece]:
+    """A streamed completion as the OpenAI wire format sends it: the role first, one chunk per text
+    piece (bytes and `Hold`/`CUT` pass through as they are), each tool call with its arguments in two
+    fragments, then the finish reason and `[DONE]` (`end=False`: the stream stops before them)."""
+    out: list[StreamPiece] = [chunk({"role": "assistant", "content": ""})]
+    out += [chunk({"content": p}) if isinstance(p, str) else p for p in pieces]
+    for i, call in enumerate(tool_calls or []):
+        arguments = call["function"]["arguments"]
+        half = len(arguments) // 2
+        out.append(chunk({"tool_calls": [{"index": i, "id": call["id"], "type": "function",
+                                          "function": {"name": call["function"]["name"],
+                                                       "arguments": arguments[:half]}}]}))
+        out.append(chunk({"tool_calls": [{"index": i, "function": {"arguments": arguments[half:]}}]}))
+    if end:
+        out += [chunk({}, "tool_calls" if tool_calls else "stop"), DONE]
+    return out
+
+
+def words(text: str) -> list[str]:
+    """`text` in word-sized pieces (each with its trailing space), as a model streams it."""
+    return re.findall(r"\S+\s*", text)
+
+
+def chat_reply(req: Recorded, content: str | None = None,
+               tool_calls: list[dict[str, Any]] | None = None) -> Reply:
+    """The same model output in the form the request asked for: a whole completion, or (`stream: true`)
+    a completion streamed word by word."""
+    if req.json().get("stream"):
+        return Reply(200, stream=completion_chunks(*words(content or ""), tool_calls=tool_calls))
+    return Reply(200, completion(content, tool_calls))
+
+
+def model_says(content: str | None = None,
+               tool_calls: list[dict[str, Any]] | None = None) -> Callable[[Recorded], Reply]:
+    """A model that answers `content` (and/or calls tools), streamed or not as the request asks."""
+    return lambda req: chat_reply(req, content, tool_calls)
 
 
 # --- faults -----------------------------------------------------------------------------------------

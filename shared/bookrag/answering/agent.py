@@ -17,7 +17,8 @@ One request:
 Time: `AGENT_DEADLINE_S` (20 s) runs from the start of the request. The first retrieval is bounded
 by the retrieval path's own policy (a few hundred ms normally; about 21 s in its documented worst
 case: a hang plus a retry on each upstream). Everything after it is bounded by the deadline: each
-LLM call's timeout is capped by what is left (one retry at most, never waiting more than 1 s); a
+LLM call's timeout is capped by what is left (one retry at most, never waiting more than 1 s; a
+streamed call is retried only before its first text, and its deadline is checked between chunks); a
 model-requested search gets what is left minus 5 s for the final answer and is abandoned past it;
 the extractive answerer's term lookups are abandoned at the deadline. A request therefore ends
 within about max(first retrieval, 20 s) + 1 s, under the function's 25 s timeout and API Gateway's

@@ -10,12 +10,19 @@ The first `retrieve_book_context` call is made by the agent before the model run
 message. The model may then call the tool again with a reformulated query, for at most
 `llm_max_steps` model calls in total, the last of them without tools so that it must answer.
 Every call's timeout is capped by the request's `Deadline`.
+
+`stream` runs the same loop with `"stream": true` on every call (any call may turn out to be the
+answer: a model usually answers at once from the first results), reading the OpenAI wire format's
+Server-Sent Events (`data: {chunk}` lines, then `data: [DONE]`) and yielding content as it arrives.
+A call is retried only until its first chunk with content or a tool call has been read, so no text
+is ever sent twice; after that a failure ends the stream with the same typed error `answer` raises.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Generator, Iterator
+from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 from bookrag.adapters.cohere import translate_http_error
@@ -34,7 +41,7 @@ from bookrag.answering.answerers.base import (
 from bookrag.contracts.tools import TOOL_DEFINITIONS
 from bookrag.domain.models import SearchHit
 from bookrag.domain.query import normalize_query
-from bookrag.errors import ConfigError
+from bookrag.errors import AnswerTimeoutError, BookRAGError, ConfigError
 
 if TYPE_CHECKING:
     import httpx
@@ -79,6 +86,24 @@ class ChatCompletionsAnswerer:
 
     def answer(self, question: str, hits: list[SearchHit], retrieve: Retrieve, deadline: Deadline) -> Draft:
         """Raises `AnswerError` subclasses, and whatever `retrieve` raises for a model-requested search."""
+        steps = self._tool_loop(question, hits, retrieve, deadline, streaming=False)
+        while True:
+            try:
+                next(steps)
+            except StopIteration as done:
+                draft: Draft = done.value
+                return draft
+
+    def stream(self, question: str, hits: list[SearchHit], retrieve: Retrieve,
+               deadline: Deadline) -> Generator[str, None, Draft]:
+        """`answer`, yielding the model's text as it arrives; raises as `answer` does, also after
+        some text has been yielded (the agent's stream then ends with its error event)."""
+        return (yield from self._tool_loop(question, hits, retrieve, deadline, streaming=True))
+
+    def _tool_loop(self, question: str, hits: list[SearchHit], retrieve: Retrieve, deadline: Deadline, *,
+                  streaming: bool) -> Generator[str, None, Draft]:
+        """The tool loop shared by `answer` and `stream`: the same requests (but `stream`), the same
+        message handling, the same draft for the same model output."""
         docs = DocumentSet()
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": SYSTEM_PROMPT},
@@ -89,12 +114,16 @@ class ChatCompletionsAnswerer:
             body: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": 0}
             if step < steps - 1:
                 body["tools"] = [{"type": "function", "function": RETRIEVE_TOOL}]
-            message = self._complete(body, deadline)
+            message = (yield from self._stream_message(body, deadline)) if streaming else self._complete(body, deadline)
             raw_calls = message.get("tool_calls")
             calls = [{**c, "id": str(c.get("id") or f"call_{step}_{i}")}
                      for i, c in enumerate(raw_calls[:MAX_TOOL_CALLS_PER_STEP] if isinstance(raw_calls, list) else [])
                      if isinstance(c, dict)]
             if calls and step < steps - 1:
+                if streaming and message.get("content"):
+                    # Text before a tool call ("Let me search.") has been streamed but is not the
+                    # answer: a line break keeps the answer from running on from it.
+                    yield "\n"
                 messages.append({"role": "assistant", "content": message.get("content"), "tool_calls": calls})
                 messages.extend({"role": "tool", "tool_call_id": c["id"],
                                  "content": self._run_tool(c, docs, retrieve, deadline)} for c in calls)
@@ -151,3 +180,108 @@ class ChatCompletionsAnswerer:
             return message
 
         return call_with_retries(attempt, attempts=2, max_wait=1.0, retry_timeouts=False)
+
+    def _stream_message(self, body: dict[str, Any], deadline: Deadline) -> Generator[str, None, dict[str, Any]]:
+        """One streamed call: yields its content as it arrives and returns the message `_complete`
+        would have returned for the same output (content, tool calls assembled from their pieces)."""
+        client = self._http()
+        body = {**body, "stream": True}
+
+        def opened() -> tuple[httpx.Response, Iterator[dict[str, Any]]]:
+            import httpx
+
+            timeout = deadline.timeout(self.settings.llm_timeout_s)
+            try:
+                response = client.send(client.build_request("POST", "chat/completions", json=body, timeout=timeout),
+                                       stream=True)
+            except httpx.HTTPError as exc:
+                raise translate_http_error(exc, "answer") from None
+            try:
+                if not response.is_success:
+                    raise translate_http_error(ValueError(), "answer", response.status_code, dict(response.headers))
+                deltas = _deltas(response, deadline)
+                # Read up to the first delta before anything is yielded: until then a retry repeats nothing.
+                first = next(deltas, None)
+            except BaseException:
+                response.close()
+                raise
+            return response, iter(()) if first is None else chain([first], deltas)
+
+        response, deltas = call_with_retries(opened, attempts=2, max_wait=1.0, retry_timeouts=False)
+        content: list[str] = []
+        calls: dict[int, dict[str, Any]] = {}
+        try:
+            for delta in deltas:
+                piece = delta.get("content")
+                if isinstance(piece, str) and piece:
+                    content.append(piece)
+                    yield piece
+                _add_tool_call_pieces(calls, delta.get("tool_calls"))
+        finally:
+            response.close()
+        message: dict[str, Any] = {"role": "assistant", "content": "".join(content) or None}
+        if calls:
+            message["tool_calls"] = [calls[i] for i in sorted(calls)]
+        return message
+
+
+def _deltas(response: httpx.Response, deadline: Deadline) -> Iterator[dict[str, Any]]:
+    """The `choices[0].delta` of each chunk that carries content or tool calls. Raises our typed
+    errors: a broken or unreadable stream, or one that ends before the model finished, is
+    `AnswerUnavailableError` (as an unreadable reply is); a stalled one times out; so does one
+    still running when the request's deadline is spent (each read's timeout alone would not)."""
+    import httpx
+
+    finished = False
+    try:
+        for line in response.iter_lines():
+            if deadline.remaining() <= 0:
+                raise AnswerTimeoutError("The answer took too long; please try again")
+            if not line.startswith("data:"):
+                continue  # blank lines end events; `:` comments keep connections alive; `event:` unused
+            data = line[5:].strip()
+            if data == "[DONE]":
+                return
+            try:
+                chunk = json.loads(data)
+                choices = chunk["choices"]
+                if not isinstance(choices, list):
+                    raise TypeError
+                if not choices:
+                    continue  # a usage-only chunk
+                choice = choices[0]
+                delta = choice.get("delta") or {}
+                if not isinstance(delta, dict):
+                    raise TypeError
+            except (ValueError, KeyError, TypeError, AttributeError):
+                raise translate_http_error(ValueError(), "answer", response.status_code) from None
+            finished = finished or bool(choice.get("finish_reason"))
+            if delta.get("content") or delta.get("tool_calls"):
+                yield delta
+    except BookRAGError:
+        raise
+    except httpx.HTTPError as exc:
+        raise translate_http_error(exc, "answer") from None
+    if not finished:  # the connection closed mid-answer: what arrived is not the model's whole reply
+        raise translate_http_error(ValueError(), "answer", response.status_code)
+
+
+def _add_tool_call_pieces(calls: dict[int, dict[str, Any]], pieces: object) -> None:
+    """Assemble streamed tool calls: each piece names its call by `index`, the first one brings its
+    id and name, the arguments come in fragments to concatenate."""
+    if not isinstance(pieces, list):
+        return
+    for piece in pieces:
+        if not isinstance(piece, dict):
+            continue
+        index = piece.get("index")
+        if not isinstance(index, int):  # some servers send whole calls without an index
+            index = len(calls) if piece.get("id") or not calls else max(calls)
+        call = calls.setdefault(index, {"id": None, "type": "function", "function": {"name": "", "arguments": ""}})
+        if piece.get("id"):
+            call["id"] = piece["id"]
+        function = piece.get("function")
+        if isinstance(function, dict):
+            for key in ("name", "arguments"):
+                if isinstance(function.get(key), str):
+                    call["function"][key] += function[key]

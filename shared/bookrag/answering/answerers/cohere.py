@@ -3,16 +3,22 @@
 Cohere grounds natively: documents go in `documents=[{"id": "S1", "data": {...}}]` and the reply's
 `message.citations[].sources[].id` name the documents each span rests on. Those spans become `[S1]`
 markers in the text, so the agent verifies them like any other answerer's.
+
+`stream` makes the same request with the SDK's `chat_stream` and yields the text of its
+`content-delta` events as they arrive. Cohere sends each citation as its own `citation-start` event,
+usually after the text it cites has streamed, so the streamed text carries no markers: they are
+placed once the stream has ended, exactly as `answer` places them, and the final draft has them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Generator, Iterator
 from typing import TYPE_CHECKING, Any
 
-from bookrag.adapters.cohere import ClientProvider, call_cohere
+from bookrag.adapters.cohere import ClientProvider, call_cohere, translate_cohere_error
 from bookrag.answering.answerers.base import SYSTEM_PROMPT, Deadline, DocumentSet, Draft, Retrieve, is_refusal_text
 from bookrag.domain.models import SearchHit
-from bookrag.errors import AnswerError
+from bookrag.errors import AnswerError, AnswerTimeoutError, AnswerUnavailableError, BookRAGError
 
 if TYPE_CHECKING:
     from cohere.core.request_options import RequestOptions
@@ -30,34 +36,105 @@ class CohereAnswerer:
         self._client = client
         self.model = settings.llm_model or DEFAULT_MODEL
 
-    def answer(self, question: str, hits: list[SearchHit], retrieve: Retrieve, deadline: Deadline) -> Draft:
-        """One grounded chat call (one retry at most). Raises `AnswerError` subclasses."""
+    def _request(self, question: str, hits: list[SearchHit]) -> tuple[DocumentSet, dict[str, Any]]:
         docs = DocumentSet()
-        labelled = docs.add(hits)
         documents = [{"id": label, "data": {"title": hit.citation_label, "snippet": hit.text}}
-                     for label, hit in labelled]
+                     for label, hit in docs.add(hits)]
         messages = [{"role": "system", "content": SYSTEM_PROMPT},
                     {"role": "user", "content": question}]
+        return docs, {"model": self.model, "messages": messages, "documents": documents, "temperature": 0.0}
+
+    def answer(self, question: str, hits: list[SearchHit], retrieve: Retrieve, deadline: Deadline) -> Draft:
+        """One grounded chat call (one retry at most). Raises `AnswerError` subclasses."""
+        docs, request = self._request(question, hits)
+
         def chat(options: RequestOptions) -> Any:
-            return self._client().chat(model=self.model, messages=messages, documents=documents,  # type: ignore[arg-type]
-                                       temperature=0.0, request_options=options)
+            return self._client().chat(**request, request_options=options)
 
         response = call_cohere(chat, "answer", timeout_s=lambda: deadline.timeout(self.settings.llm_timeout_s))
-        text = _with_markers(response)
-        if is_refusal_text(text):
-            return Draft(text, refused=True, reason="model_refused")
-        return Draft(text, citations=docs.citations())
+        message = getattr(response, "message", None)
+        if message is None:
+            raise AnswerError("The answer service returned an unexpected response")
+        text = "".join(getattr(item, "text", "") or "" for item in (message.content or [])
+                       if getattr(item, "type", "text") == "text")
+        return _draft(_with_markers(text, message.citations or []), docs)
+
+    def stream(self, question: str, hits: list[SearchHit], retrieve: Retrieve,
+               deadline: Deadline) -> Generator[str, None, Draft]:
+        """`answer`'s request, streamed: the reply's text as it arrives, then the same draft. Retried
+        (once) only until its first text has been read; raises as `answer` does, also mid-stream."""
+        docs, request = self._request(question, hits)
+
+        def opened(options: RequestOptions) -> tuple[Iterator[Any], Any]:
+            events = iter(self._client().chat_stream(**request, request_options=options))
+            try:  # up to the first text, a failure is retried: nothing has been yielded yet
+                return events, next((e for e in events if _text_of(e) or e.type == "message-end"), None)
+            except BaseException:
+                _close(events)
+                raise
+
+        events, first = call_cohere(opened, "answer", timeout_s=lambda: deadline.timeout(self.settings.llm_timeout_s))
+        text: list[str] = []
+        citations: list[Any] = []
+        ended = False
+        try:
+            event = first
+            while event is not None:
+                piece = _text_of(event)
+                if piece:
+                    text.append(piece)
+                    yield piece
+                elif event.type == "citation-start":
+                    cited = getattr(getattr(event.delta, "message", None), "citations", None)
+                    if cited is not None:
+                        citations.append(cited)
+                elif event.type == "message-end":
+                    ended = not getattr(event.delta, "error", None)
+                    break
+                if deadline.remaining() <= 0:
+                    raise AnswerTimeoutError("The answer took too long; please try again")
+                event = _next_event(events)
+        finally:
+            _close(events)
+        if not ended:  # cut off, or the model reported an error: what arrived is not a whole reply
+            raise AnswerUnavailableError()
+        return _draft(_with_markers("".join(text), citations), docs)
 
 
-def _with_markers(response: Any) -> str:
-    """The reply's text with `[S1]`-style markers inserted where Cohere's citations end."""
-    message = getattr(response, "message", None)
-    if message is None:
-        raise AnswerError("The answer service returned an unexpected response")
-    text = "".join(getattr(item, "text", "") or "" for item in (message.content or [])
-                   if getattr(item, "type", "text") == "text")
+def _draft(text: str, docs: DocumentSet) -> Draft:
+    if is_refusal_text(text):
+        return Draft(text, refused=True, reason="model_refused")
+    return Draft(text, citations=docs.citations())
+
+
+def _text_of(event: Any) -> str:
+    if getattr(event, "type", None) != "content-delta":
+        return ""
+    content = getattr(getattr(getattr(event, "delta", None), "message", None), "content", None)
+    text = getattr(content, "text", None)  # a reasoning model's `thinking` is not the answer
+    return text if isinstance(text, str) else ""
+
+
+def _next_event(events: Iterator[Any]) -> Any:
+    """The next event, or None at the end; SDK and transport failures as our typed errors."""
+    try:
+        return next(events, None)
+    except BookRAGError:
+        raise
+    except Exception as exc:
+        raise translate_cohere_error(exc, "answer") from None
+
+
+def _close(events: Iterator[Any]) -> None:
+    close = getattr(events, "close", None)
+    if close is not None:  # the SDK's generator: closing it closes the HTTP response
+        close()
+
+
+def _with_markers(text: str, citations: list[Any]) -> str:
+    """`text` with `[S1]`-style markers inserted where Cohere's citations end."""
     inserts: dict[int, list[str]] = {}
-    for citation in message.citations or []:
+    for citation in citations:
         end = citation.end
         if end is None or not 0 <= end <= len(text):
             continue
