@@ -54,3 +54,42 @@ def test_a_bad_query_fails_alone(local_embedder: Any) -> None:
     assert all(isinstance(r, np.ndarray) for i, r in enumerate(results) if i != 1)
     with pytest.raises(EmbeddingError):
         batched.embed_query(42)  # type: ignore[arg-type]
+
+
+class _Recording:
+    """The real model, noting which thread runs each forward pass and how many run at once."""
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+        self.name, self.dimension = model.name, model.dimension
+        self.threads: list[str] = []
+        self.running = 0
+        self.most_at_once = 0
+        self._lock = threading.Lock()
+
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        with self._lock:
+            self.threads.append(threading.current_thread().name)
+            self.running += 1
+            self.most_at_once = max(self.most_at_once, self.running)
+        try:
+            return np.asarray(self.model.embed_documents(texts))
+        finally:
+            with self._lock:
+                self.running -= 1
+
+
+def test_concurrent_queries_never_run_two_forward_passes_at_once(local_embedder: Any) -> None:
+    model = _Recording(local_embedder.inner)
+    batched = BatchedQueries(model)  # type: ignore[arg-type]
+    start = threading.Barrier(len(QUESTIONS))
+
+    def ask(question: str) -> np.ndarray:
+        start.wait()
+        return batched.embed_query(question)
+
+    with ThreadPoolExecutor(len(QUESTIONS)) as pool:
+        list(pool.map(ask, QUESTIONS))
+
+    assert model.most_at_once == 1  # one set of activations and BLAS buffers, whatever the concurrency
+    assert len(model.threads) < len(QUESTIONS)  # and the waiting queries were batched

@@ -476,7 +476,8 @@ class EdgeStore:
                                         query=qe.Query.Nearest(qe.SparseVector(sparse.indices, sparse.values),
                                                                using=SPARSE))])
         found = self._call(lambda s: s.query(request))
-        vectors = [p.vector.get(DENSE) if isinstance(p.vector, dict) else None for p in found]
+        # `vector` is built from the engine's buffers on each access: read it once per point.
+        vectors = [v.get(DENSE) if isinstance(v := p.vector, dict) else None for p in found]
         best = ranked([p.score for p in found], vectors, [str(p.id) for p in found], dense, wanted)
         return [StoredHit(chunk_id=str(found[i].id), rank_score=float(found[i].score), cosine=cosine,
                           payload=ChunkPayload.from_dict(found[i].payload or {})) for i, cosine in best]
