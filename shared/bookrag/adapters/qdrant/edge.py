@@ -83,6 +83,7 @@ _SCROLL_PAGE = 1024
 _COPIES = "bookrag-edge"
 _TIE_MARGIN = 4
 _COPY_CHUNK = 1 << 20
+_ENGINE_TEMPORARY = ".atomicwrite"  # Qdrant's write-then-rename files
 
 
 def edge_dir(settings: Settings) -> Path:
@@ -187,14 +188,24 @@ def _copy_file(source: Path, target: Path, durable: bool) -> None:
 def copy_shard(source: Path, target: Path, *, durable: bool) -> None:
     """Copy a shard folder keeping its holes: Qdrant Edge preallocates its mmap files sparsely (a
     2,000-chunk shard holds ~14 MB in ~190 MB of file lengths), and a plain copy would write every zero.
-    `durable`: each file and folder is on disk before it returns."""
+    `durable`: each file and folder is on disk before it returns.
+
+    The source may be open in another process: opening or closing a shard rewrites a few files with the
+    bytes they held, some through a temporary file renamed over them. Those temporary files are skipped,
+    and one that is gone by the time it is read is too."""
     folders = []
     for here, _, names in os.walk(source):
         into = target / Path(here).relative_to(source)
         into.mkdir(parents=True, exist_ok=True)
         folders.append(into)
         for name in names:
-            _copy_file(Path(here) / name, into / name, durable)
+            if name.startswith(_ENGINE_TEMPORARY):
+                continue
+            try:
+                _copy_file(Path(here) / name, into / name, durable)
+            except FileNotFoundError:
+                if not name.startswith("."):
+                    raise
     if durable:
         for folder in reversed(folders):
             _fsync_dir(folder)
@@ -221,7 +232,11 @@ class _Shard:
         with self.write_lock:
             if not self.closed:
                 self.closed = True
-                self.shard.close()
+                try:
+                    self.shard.close()
+                except Exception as exc:  # a retired version's folder may be gone: nothing is lost, nothing to do
+                    logger.warning("closing the embedded book index failed",
+                                   extra={"error_type": type(exc).__name__})
 
 
 _registry: dict[Path, _Shard] = {}

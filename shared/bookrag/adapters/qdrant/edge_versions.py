@@ -8,8 +8,9 @@ after a power cut. Readers follow it (`edge.EdgeStore`).
 
 A version starts as a copy of the live version's folder, holes kept (`prepare`); the ingest then
 updates the copy in place (only changed files are embedded) and optimises it. The live version is
-never opened by the publishing process, only copied: it is immutable once published, so the copy is
-consistent even while a server holds it, and the server keeps answering all along. A version counts
+never opened by the publishing process, only copied: its content never changes once published (a
+server opening it rewrites a few files with the bytes they held), so the copy is consistent even while
+a server holds it, and the server keeps answering all along. A version counts
 once its sidecar records its book version, the ingest's last step; a folder without one (an ingest
 killed or failed part-way) is never pointed at and is deleted by the next atomic ingest, under the
 lock that lets one process change versions at a time (`exclusive`).
