@@ -2,7 +2,8 @@
 
 Embedded Qdrant for real (its local mode keeps aliases as a server does), the local embedder, the app
 over TestClient; the alias switch on a remote Qdrant over HTTP against a stateful stub of its REST API
-on 127.0.0.1 (tests/support/qdrant_aliases.py), asserting the requests qdrant-client sent.
+on 127.0.0.1 (tests/support/qdrant_aliases.py), asserting the requests qdrant-client sent. The embedded
+store's own versions (Qdrant Edge shard folders) are tested in test_edge_versions.py.
 """
 
 from __future__ import annotations

@@ -40,10 +40,12 @@ from bookrag.ingestion.versions import list_versions, publish, rollback
 from bookrag.services.container import container_for
 from bookrag.web.app import create_app
 from tests.support.edge import (
+    OPEN_AND_HOLD,
     PUBLISH_AND_HOLD,
     child_env,
     editions_in,
     read_line,
+    release,
     start_child,
     write_edition,
 )
@@ -215,6 +217,29 @@ def test_a_folder_ingested_in_place_becomes_versions_on_its_first_atomic_ingest(
     # AND an in-place ingest is refused from now on: it would write a shard nobody reads
     with pytest.raises(errors.ConfigError, match="--atomic"):
         Ingestor(edge, container.embedder, container.store).run(write_edition(tmp_path / "v2", "beta"))
+
+
+def test_the_first_atomic_ingest_of_a_served_in_place_folder_says_to_stop_the_server_once(
+        edge: Settings, tmp_path: Path) -> None:
+    # GIVEN a book ingested in place, held open by another process (a running `bookrag serve`)
+    container = container_for(edge)
+    book = write_edition(tmp_path / "v1", "alpha")
+    Ingestor(edge, container.embedder, container.store).run(book)
+    close_shard(edge)
+    holder = start_child(OPEN_AND_HOLD, str(edge.qdrant_path))
+    try:
+        assert read_line(holder).startswith("open")
+
+        # WHEN it is ingested atomically THEN the error names the folder and what to do, and nothing changed
+        with pytest.raises(errors.StoreLockedError, match="needs it to itself once") as raised:
+            publish_book(edge, book)
+        assert str(shard_dir(edge)) in str(raised.value)
+        assert EdgeVersions(edge).is_plain_collection() and on_disk(edge) == set()
+    finally:
+        release(holder)
+
+    # AND once the server is stopped, it goes through
+    assert publish_book(edge, book).chunks_embedded == 0 and served_editions(edge) == {"alpha"}
 
 
 def test_a_migration_killed_midway_leaves_the_in_place_book_serving_and_the_next_one_completes(
