@@ -136,6 +136,7 @@ def test_no_request_sees_two_versions_while_an_ingest_switches(
 
     def ask(path: str, body: dict[str, Any]) -> None:
         # Until the switch is done and a request has been answered from the new version.
+        answered = False
         while not (switched.is_set() and saw_new.is_set()):
             response = client.post(path, json=body)
             assert response.status_code == 200, response.text
@@ -147,12 +148,17 @@ def test_no_request_sees_two_versions_while_an_ingest_switches(
             seen.append((header, data["book_version"], editions_in(texts)))
             if header != old.label:
                 saw_new.set()
+            if not answered:
+                answered = True
+                started.wait(timeout=120)  # every route answers the old version once before the switch
 
     questions = [("/api/retrieve", {"query": "How is the robot arm calibrated?", "score_threshold": 0}),
                  ("/api/tools/retrieve_book_context", {"query": "How does a lidar measure distance?"})]
+    started = threading.Barrier(len(questions) + 1)
     with ThreadPoolExecutor(len(questions)) as pool:
         running = [pool.submit(ask, path, body) for path, body in questions]
         try:
+            started.wait(timeout=120)
             new = versioned(new_book).book_version
         finally:
             switched.set()

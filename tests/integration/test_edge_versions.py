@@ -157,6 +157,7 @@ def test_no_response_mixes_two_versions_while_an_ingest_switches(edge: Settings,
     def ask(path: str, body: dict[str, Any]) -> None:
         # Until the switch is done and this route has answered from the new version.
         answered_new = False
+        answered = False
         while not (switched.is_set() and answered_new):
             response = client.post(path, json=body)
             assert response.status_code == 200, response.text
@@ -175,15 +176,20 @@ def test_no_response_mixes_two_versions_while_an_ingest_switches(edge: Settings,
             if label != old.label:
                 answered_new = True
                 saw_new.set()
+            if not answered:
+                answered = True
+                started.wait(timeout=120)  # every route answers the old version once before the switch
 
     questions = [("/api/retrieve", {"query": CALIBRATION, "score_threshold": 0}),
                  ("/api/tools/retrieve_book_context", {"query": "How does a lidar measure distance?"}),
                  ("/api/answer", {"query": "How does a lidar scanner measure distance?"})]
+    started = threading.Barrier(len(questions) + 1)
 
     # WHEN another thread publishes the second version while they run
     with ThreadPoolExecutor(len(questions)) as pool:
         running = [pool.submit(ask, path, body) for path, body in questions]
         try:
+            started.wait(timeout=120)
             new = publish_book(edge, new_book).book_version
         finally:
             switched.set()
