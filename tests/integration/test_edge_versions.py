@@ -463,3 +463,13 @@ def test_a_read_only_versioned_folder_is_served_from_a_copy_of_the_live_version_
             path.chmod(stat.S_IRWXU)
         shutil.rmtree(shipped)
         shutil.rmtree(scratch)
+
+
+def test_a_damaged_pointer_is_an_error_naming_it_not_a_guess(edge: Settings, tmp_path: Path) -> None:
+    publish_book(edge, write_edition(tmp_path / "v1", "alpha"))
+    pointer = pointer_file(edge_dir(edge), edge.qdrant_collection)
+    pointer.write_text("../../etc\n", encoding="utf-8")
+
+    with pytest.raises(errors.StoreFolderError, match="names no version") as raised:
+        container_for(edge).retriever.search(CALIBRATION)
+    assert str(pointer) in str(raised.value) and raised.value.code == "CONNECTION_ERROR"

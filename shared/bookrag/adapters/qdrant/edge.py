@@ -313,7 +313,7 @@ def _open(folder: Path, create: Callable[[], qe.EdgeConfig] | None = None) -> _S
                 folder.parent.mkdir(parents=True, exist_ok=True)
                 shard = qe.EdgeShard.create(str(folder), config)
         except OSError:
-            raise errors.StoreConnectionError(f"The book index at {folder} cannot be read or copied") from None
+            raise errors.StoreFolderError(f"The book index at {folder} cannot be read or copied") from None
         except Exception as exc:
             if "WouldBlock" in str(exc) or "lock" in str(exc).lower():
                 raise _locked(folder) from None
@@ -373,9 +373,9 @@ def read_pointer(pointer: Path, collection: str) -> str | None:
     except FileNotFoundError:
         return None
     except OSError:
-        raise errors.StoreConnectionError(f"The book index at {pointer.parent} cannot be read") from None
+        raise errors.StoreFolderError(f"The book index at {pointer.parent} cannot be read") from None
     if not version_pattern(collection).fullmatch(name):
-        raise errors.StoreError(f"The live-version pointer {pointer} names no version of this book; "
+        raise errors.StoreFolderError(f"The live-version pointer {pointer} names no version of this book; "
                                 "re-ingest the book with `bookrag ingest --atomic`")
     return name
 
@@ -391,7 +391,7 @@ def _follow(root: Path, collection: str) -> str:
         except FileNotFoundError:
             stamp = None
         except OSError:
-            raise errors.StoreConnectionError(f"The book index at {root} cannot be read") from None
+            raise errors.StoreFolderError(f"The book index at {root} cannot be read") from None
         known = _followed.get(pointer)
         if known is not None and known[0] == stamp:
             return known[1]

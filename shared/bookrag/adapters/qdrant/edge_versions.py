@@ -64,11 +64,21 @@ class EdgeVersions:
         self._pattern = version_pattern(self.alias)
 
     @contextmanager
+    def _writing(self) -> Iterator[None]:
+        """A filesystem failure (read-only folder, disk full) as our error, naming the folder."""
+        try:
+            yield
+        except OSError as exc:
+            raise errors.StoreFolderError(
+                f"The book index at {self.root} cannot be written ({exc.strerror or type(exc).__name__})") from None
+
+    @contextmanager
     def exclusive(self) -> Iterator[None]:
         """One process publishes or rolls back at a time (a lock file, released by the kernel if the
         process dies); the half-built versions of an earlier, killed one are deleted first."""
-        self.root.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.root / f"{self.alias}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+        with self._writing():
+            self.root.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.root / f"{self.alias}.lock", os.O_RDWR | os.O_CREAT, 0o644)
         try:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -76,7 +86,8 @@ class EdgeVersions:
                 raise errors.StoreLockedError(
                     f"Another `bookrag ingest --atomic` or `bookrag rollback` is changing the book versions at "
                     f"{self.root}; wait for it to finish and try again") from None
-            self._delete_leftovers()
+            with self._writing():
+                self._delete_leftovers()
             yield
         finally:
             os.close(fd)  # and with it the lock
@@ -122,9 +133,10 @@ class EdgeVersions:
                     f"The book index at {source_dir} is open in another process. The first atomic ingest turns "
                     "it into versions and needs it to itself once: stop that process (`bookrag serve`, "
                     "`bookrag mcp`), ingest, start it again; later atomic ingests run beside a server") from None
-        shutil.rmtree(target, ignore_errors=True)
-        write_durably(meta_file(target), json.dumps({k: meta[k] for k in _KEPT_META if k in meta}))
-        copy_shard(source_dir, target, durable=True)
+        with self._writing():
+            shutil.rmtree(target, ignore_errors=True)
+            write_durably(meta_file(target), json.dumps({k: meta[k] for k in _KEPT_META if k in meta}))
+            copy_shard(source_dir, target, durable=True)
         if in_place:
             retire(source_dir)  # its lock released (unless this process serves it): a server may start meanwhile
         return True
@@ -136,7 +148,8 @@ class EdgeVersions:
         if not self._complete(folder):
             raise errors.StoreError(f"{collection} is not a complete book version")
         retire(folder)
-        write_durably(pointer_file(self.root, self.alias), collection + "\n")
+        with self._writing():
+            write_durably(pointer_file(self.root, self.alias), collection + "\n")
 
     def replace_plain(self, collection: str) -> None:
         """Point readers at `collection`, then delete the in-place shard: killed in between, the shard is
@@ -165,7 +178,8 @@ class EdgeVersions:
         names)."""
         folder = self.root / name
         retire(folder)
-        meta_file(folder).unlink(missing_ok=True)
+        with self._writing():
+            meta_file(folder).unlink(missing_ok=True)
         shutil.rmtree(folder, ignore_errors=True)
 
     def _delete_leftovers(self) -> None:
