@@ -238,6 +238,13 @@ class StoreLockedError(Unavailable, StoreConnectionError):
     public_message = "The book index is open in another process"
 
 
+class StoreFolderError(StoreConnectionError):
+    """The embedded index folder cannot be read or written (permissions, a full disk, a damaged pointer);
+    the message names the folder."""
+
+    public_message = "The book index folder cannot be read or written"
+
+
 class StaleStoreError(StoreError):
     """The embedded folder holds an index in a format this version no longer reads: re-ingest."""
 

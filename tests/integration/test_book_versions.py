@@ -2,7 +2,8 @@
 
 Embedded Qdrant for real (its local mode keeps aliases as a server does), the local embedder, the app
 over TestClient; the alias switch on a remote Qdrant over HTTP against a stateful stub of its REST API
-on 127.0.0.1 (tests/support/qdrant_aliases.py), asserting the requests qdrant-client sent.
+on 127.0.0.1 (tests/support/qdrant_aliases.py), asserting the requests qdrant-client sent. The embedded
+store's own versions (Qdrant Edge shard folders) are tested in test_edge_versions.py.
 """
 
 from __future__ import annotations
@@ -26,29 +27,9 @@ from bookrag.ingestion.ingestor import Ingestor
 from bookrag.ingestion.versions import list_versions, publish, rollback
 from bookrag.services.container import container_for
 from bookrag.web.app import create_app
+from tests.support.edge import editions_in, write_edition
 from tests.support.qdrant_aliases import QdrantAliases
 from tests.support.stubs import Reply, StubServer
-
-TOPICS = {
-    "calibration.md": ("Arm calibration", "The robot arm calibration routine homes every joint against its limit "
-                                          "switch and records the encoder offsets."),
-    "sensors/lidar.md": ("Lidar", "A lidar scanner measures distance to obstacles by timing reflected laser pulses "
-                                  "and builds a point cloud of the room."),
-}
-
-
-def write_book(root: Path, edition: str) -> Path:
-    """A two-page book whose every sentence names its edition: a hit tells which version it came from."""
-    for name, (title, text) in TOPICS.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(f"# {title}\n\nThis is the {edition} edition. {text} In the {edition} edition, {text}\n",
-                        encoding="utf-8")
-    return root
-
-
-def editions_in(texts: list[str]) -> set[str]:
-    return {e for e in ("alpha", "beta") for t in texts if f"{e} edition" in t}
 
 
 @pytest.fixture
@@ -76,10 +57,10 @@ def test_an_atomic_ingest_builds_a_new_version_keeps_the_previous_and_rolls_back
     container = container_for(settings)
     versions = QdrantVersions(settings, container.store.client)
 
-    first = versioned(write_book(tmp_path / "v1", "alpha"))
+    first = versioned(write_edition(tmp_path / "v1", "alpha"))
     assert first.switched_from is None and first.chunks_embedded > 0 and versions.live() == first.collection
     (tmp_path / "v2").mkdir()
-    write_book(tmp_path / "v2", "alpha")
+    write_edition(tmp_path / "v2", "alpha")
     (tmp_path / "v2" / "calibration.md").write_text("# Arm calibration\n\nThe beta edition homes every joint.\n",
                                                     encoding="utf-8")
     second = versioned(tmp_path / "v2")
@@ -104,7 +85,7 @@ def test_an_atomic_ingest_builds_a_new_version_keeps_the_previous_and_rolls_back
         rollback(versions)  # nothing older than the first version is kept
 
     # A third version drops what is neither live nor the one it replaced.
-    third = versioned(write_book(tmp_path / "v3", "beta"))
+    third = versioned(write_edition(tmp_path / "v3", "beta"))
     assert third.switched_from == first.collection and third.dropped == [second.collection]
     assert versions.versions() == [first.collection, third.collection]
 
@@ -113,7 +94,7 @@ def test_a_plain_collection_from_before_versions_becomes_the_first_version(
         versioned: Callable[[Path], Any], tmp_path: Path) -> None:
     settings = get_settings()
     container = container_for(settings)
-    book = write_book(tmp_path / "v1", "alpha")
+    book = write_edition(tmp_path / "v1", "alpha")
     plain = Ingestor(settings, container.embedder, container.store).run(book)
     assert plain.collection == settings.qdrant_collection and plain.book_version is not None
 
@@ -127,7 +108,7 @@ def test_a_plain_collection_from_before_versions_becomes_the_first_version(
 
 def test_a_failed_ingest_leaves_the_live_version_alone(
         versioned: Callable[[Path], Any], tmp_path: Path, stub: StubServer) -> None:
-    live = versioned(write_book(tmp_path / "v1", "alpha"))
+    live = versioned(write_edition(tmp_path / "v1", "alpha"))
     # The next ingest embeds with Cohere, which refuses the key: the ingest fails part-way.
     stub.on("/v2/embed", Reply(401, {"message": "invalid api token"}))
     cohere = get_settings().model_copy(update={"embedding_provider": "cohere", "cohere_base_url": stub.url})
@@ -138,7 +119,7 @@ def test_a_failed_ingest_leaves_the_live_version_alone(
     versions = QdrantVersions(cohere, container_for(get_settings()).store.client)
 
     with pytest.raises(errors.EmbeddingError):
-        publish(cohere, container.embedder, versions, write_book(tmp_path / "v2", "beta"))
+        publish(cohere, container.embedder, versions, write_edition(tmp_path / "v2", "beta"))
 
     assert stub.calls("/v2/embed")
     assert versions.versions() == [live.collection] and versions.live() == live.collection
@@ -146,8 +127,8 @@ def test_a_failed_ingest_leaves_the_live_version_alone(
 
 def test_no_request_sees_two_versions_while_an_ingest_switches(
         versioned: Callable[[Path], Any], tmp_path: Path) -> None:
-    old = versioned(write_book(tmp_path / "v1", "alpha")).book_version
-    new_book = write_book(tmp_path / "v2", "beta")
+    old = versioned(write_edition(tmp_path / "v1", "alpha")).book_version
+    new_book = write_edition(tmp_path / "v2", "beta")
     client = TestClient(create_app("all"))
     switched = threading.Event()
     saw_new = threading.Event()
@@ -155,6 +136,7 @@ def test_no_request_sees_two_versions_while_an_ingest_switches(
 
     def ask(path: str, body: dict[str, Any]) -> None:
         # Until the switch is done and a request has been answered from the new version.
+        answered = False
         while not (switched.is_set() and saw_new.is_set()):
             response = client.post(path, json=body)
             assert response.status_code == 200, response.text
@@ -166,12 +148,17 @@ def test_no_request_sees_two_versions_while_an_ingest_switches(
             seen.append((header, data["book_version"], editions_in(texts)))
             if header != old.label:
                 saw_new.set()
+            if not answered:
+                answered = True
+                started.wait(timeout=120)  # every route answers the old version once before the switch
 
     questions = [("/api/retrieve", {"query": "How is the robot arm calibrated?", "score_threshold": 0}),
                  ("/api/tools/retrieve_book_context", {"query": "How does a lidar measure distance?"})]
+    started = threading.Barrier(len(questions) + 1)
     with ThreadPoolExecutor(len(questions)) as pool:
         running = [pool.submit(ask, path, body) for path, body in questions]
         try:
+            started.wait(timeout=120)
             new = versioned(new_book).book_version
         finally:
             switched.set()
@@ -186,11 +173,11 @@ def test_no_request_sees_two_versions_while_an_ingest_switches(
 
 
 def test_a_request_pins_one_collection_for_all_its_reads(versioned: Callable[[Path], Any], tmp_path: Path) -> None:
-    first = versioned(write_book(tmp_path / "v1", "alpha"))
+    first = versioned(write_edition(tmp_path / "v1", "alpha"))
     store = container_for(get_settings()).store
     with one_version() as seen:
         assert store.collection == first.collection
-        second = versioned(write_book(tmp_path / "v2", "beta"))
+        second = versioned(write_edition(tmp_path / "v2", "beta"))
         # The alias moved, but this request keeps reading the collection it started with.
         assert store.collection == first.collection and store.book_version() == first.book_version
     assert seen == {get_settings().qdrant_collection: first.book_version.label}

@@ -1,4 +1,4 @@
-"""A small book for the embedded store's tests, and child processes that open its folder."""
+"""Small books for the embedded store's tests, and child processes that open its folder."""
 
 from __future__ import annotations
 
@@ -13,13 +13,10 @@ from tests.support.paths import ROOT, SAMPLE_DOCS
 # Four chapters of the sample book: enough chunks for several files and filters, quick to embed.
 CHAPTER = "module-4-humanoids"
 
-# Ingests argv[2] into argv[1], holding after the first file is written until its stdin closes (or it is
-# killed): a point in the middle of an ingest that the parent can reach without sleeping.
-INGEST_AND_HOLD = """
+_HOLD = """
 import sys
 from pathlib import Path
 from bookrag.config.settings import load_settings
-from bookrag.ingestion.ingestor import Ingestor
 from bookrag.services.container import container_for
 
 class Hold:
@@ -31,7 +28,21 @@ class Hold:
 
 settings = load_settings(qdrant_path=sys.argv[1], embedding_provider="local")
 container = container_for(settings)
+"""
+
+# Ingests argv[2] into argv[1], holding after the first file is written until its stdin closes (or it is
+# killed): a point in the middle of an ingest that the parent can reach without sleeping.
+INGEST_AND_HOLD = _HOLD + """
+from bookrag.ingestion.ingestor import Ingestor
 Ingestor(settings, container.embedder, container.store, Hold()).run(Path(sys.argv[2]))
+print("finished", flush=True)
+"""
+
+# The same for an atomic ingest (`bookrag ingest --atomic`): holds while the new version is half built.
+PUBLISH_AND_HOLD = _HOLD + """
+from bookrag.adapters.qdrant.edge_versions import EdgeVersions
+from bookrag.ingestion.versions import publish
+publish(settings, container.embedder, EdgeVersions(settings), Path(sys.argv[2]), Hold())
 print("finished", flush=True)
 """
 
@@ -57,6 +68,29 @@ def write_book(root: Path, *, revised: bool = False) -> Path:
                             + f"\n\n## Revision note\n\nThis revision of {page.stem} adds a short closing note.\n",
                             encoding="utf-8")
     return docs
+
+
+TOPICS = {
+    "calibration.md": ("Arm calibration", "The robot arm calibration routine homes every joint against its limit "
+                                          "switch and records the encoder offsets."),
+    "sensors/lidar.md": ("Lidar", "A lidar scanner measures distance to obstacles by timing reflected laser pulses "
+                                  "and builds a point cloud of the room."),
+}
+EDITIONS = ("alpha", "beta")
+
+
+def write_edition(root: Path, edition: str) -> Path:
+    """A two-page book whose every sentence names its edition: a hit tells which version it came from."""
+    for name, (title, text) in TOPICS.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"# {title}\n\nThis is the {edition} edition. {text} In the {edition} edition, {text}\n",
+                        encoding="utf-8")
+    return root
+
+
+def editions_in(texts: list[str]) -> set[str]:
+    return {e for e in EDITIONS for t in texts if f"{e} edition" in t}
 
 
 def child_env(**extra: str) -> dict[str, str]:

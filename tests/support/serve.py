@@ -35,14 +35,15 @@ class Served:
             self.process.wait(timeout=30)
 
 
-def start(store: str | Path, workdir: Path, **env_overrides: str) -> Served:
-    """`bookrag serve` on a copy of `store` (an embedded store folder is locked by the process that opened
-    it), ready when it returns: its health route has answered 200."""
-    copy = workdir / "qdrant"
-    shutil.copytree(store, copy, ignore=shutil.ignore_patterns(".lock"))
+def start(store: str | Path, workdir: Path, *, copy: bool = True, **env_overrides: str) -> Served:
+    """`bookrag serve` on a copy of `store` (an embedded store's shard is locked by the process that opened
+    it), or on `store` itself with `copy=False`; ready when it returns: its health route has answered 200."""
+    folder = workdir / "qdrant" if copy else Path(store)
+    if copy:
+        shutil.copytree(store, folder, ignore=shutil.ignore_patterns(".lock"))
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k.upper() not in {"AUTH_ENABLED", "API_KEY_HASHES"}}
-    env.update(QDRANT_PATH=str(copy), EMBEDDING_PROVIDER="local", PYTHONPATH=str(ROOT / "shared"),
+    env.update(QDRANT_PATH=str(folder), EMBEDDING_PROVIDER="local", PYTHONPATH=str(ROOT / "shared"),
                POWERTOOLS_METRICS_DISABLED="true", **env_overrides)
     log = workdir / "serve.log"
     with log.open("wb") as out:

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
-from bookrag.errors import BookRAGError, ConfigError
+from bookrag.errors import BookRAGError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Answers questions about a book, only from the book.")
@@ -19,7 +19,7 @@ def _fail(exc: BookRAGError, as_json: bool = False) -> None:
     """The agent contract's user message and our code (never an internal message where the contract
     words one); with --json, the contract's ErrorResponse on stdout. Exit status 2."""
     from bookrag.contracts.agent import MESSAGES, contract_error_type, error_response
-    from bookrag.errors import InvalidInputError, StaleStoreError, StoreLockedError
+    from bookrag.errors import InvalidInputError, StaleStoreError, StoreFolderError, StoreLockedError
 
     if as_json:
         _echo_json(error_response(exc).model_dump())
@@ -29,7 +29,7 @@ def _fail(exc: BookRAGError, as_json: bool = False) -> None:
     field = exc.details.get("field") if isinstance(exc, InvalidInputError) else None
     contract_worded = error_type is not None and field in (None, "query", "query_text")
     # The local store's own conditions say what to do (which folder, stop which process, re-ingest).
-    contract_worded = contract_worded and not isinstance(exc, StoreLockedError | StaleStoreError)
+    contract_worded = contract_worded and not isinstance(exc, StoreLockedError | StaleStoreError | StoreFolderError)
     message = MESSAGES[error_type] if error_type is not None and contract_worded else exc.message
     typer.secho(f"error [{exc.code}]: {message}", fg=typer.colors.RED, err=True)
     raise typer.Exit(2)
@@ -72,7 +72,8 @@ def ingest(
         help="--atomic: build a new version beside the live one and switch readers to it in one step (the "
              "previous version is kept for `bookrag rollback`). --incremental: update the live collection "
              "file by file (fast; readers may see old and new files together meanwhile). Default: atomic "
-             "for a remote store (QDRANT_URL/QDRANT_HOST), incremental for the embedded one.")] = None,
+             "for a remote store (QDRANT_URL/QDRANT_HOST) and for an embedded folder that holds versions, "
+             "incremental for any other embedded folder.")] = None,
 ) -> None:
     """Ingest a Docusaurus docs tree into the vector store (see --atomic)."""
     from bookrag.config.settings import get_settings
@@ -81,9 +82,9 @@ def ingest(
 
     try:
         settings = get_settings()
-        use_atomic = atomic if atomic is not None else settings.qdrant_remote_url is not None
+        container = container_for(settings)
+        use_atomic = atomic if atomic is not None else _versioned(container)
         with _RichProgress() as progress:
-            container = container_for(settings)
             if use_atomic:
                 from bookrag.ingestion.versions import publish
 
@@ -117,13 +118,21 @@ def ingest(
 
 
 def _versions(container: Any) -> Any:
-    """The book's versions on the configured store (the service's own client)."""
+    """The book's versions on the configured store: a remote one's aliases (the service's own client), or
+    the embedded folder's version shards."""
+    if container.settings.qdrant_remote_url is None:
+        from bookrag.adapters.qdrant.edge_versions import EdgeVersions
+
+        return EdgeVersions(container.settings)
     from bookrag.adapters.qdrant.aliases import QdrantVersions
 
-    if container.settings.qdrant_remote_url is None:
-        raise ConfigError("Book versions (--atomic, rollback, versions) need a remote store (QDRANT_URL or "
-                          "QDRANT_HOST); the embedded store is updated in place by `bookrag ingest`")
     return QdrantVersions(container.settings, container.store.client)
+
+
+def _versioned(container: Any) -> bool:
+    """The default of --atomic: always on a remote store; on the embedded one once the folder holds
+    versions (an in-place ingest there would write a shard nobody reads)."""
+    return container.settings.qdrant_remote_url is not None or _versions(container).live() is not None
 
 
 @app.command()

@@ -7,14 +7,16 @@ header), e.g. `3f9a1c2b7d4e-20261123T093000Z-g1a2b3c4d5e6`.
 
 `one_version()` scopes a request: the store resolves its collection alias once inside the scope and
 every read of that request goes to that one collection, so a request never mixes two versions, even
-while an ingest switches the alias. Outside a scope each read resolves the alias by itself.
+while an ingest switches the alias. Outside a scope each read resolves the alias by itself. A store that
+holds something open for the version it pinned (the embedded store's shard handle) lets it go when the
+scope ends (`hold_until_scope_ends`).
 """
 
 from __future__ import annotations
 
 import contextvars
 import hashlib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -73,6 +75,9 @@ def utc_now() -> str:
 _PINS: contextvars.ContextVar[dict[str, str] | None] = contextvars.ContextVar("bookrag_book_pins", default=None)
 # alias -> the label of the version this request read (set by the store next to the pin).
 _SEEN: contextvars.ContextVar[dict[str, str] | None] = contextvars.ContextVar("bookrag_book_seen", default=None)
+# What to release when the scope ends (a list, shared by reference like the pins).
+_RELEASES: contextvars.ContextVar[list[Callable[[], None]] | None] = contextvars.ContextVar(
+    "bookrag_book_releases", default=None)
 
 
 @contextmanager
@@ -83,17 +88,31 @@ def one_version() -> Iterator[dict[str, str]]:
         yield _SEEN.get() or {}
         return
     seen: dict[str, str] = {}
+    releases: list[Callable[[], None]] = []
     pins_token = _PINS.set({})
     seen_token = _SEEN.set(seen)
+    releases_token = _RELEASES.set(releases)
     try:
         yield seen
     finally:
         _PINS.reset(pins_token)
         _SEEN.reset(seen_token)
+        _RELEASES.reset(releases_token)
+        for release in releases:
+            release()
 
 
 def request_pins() -> dict[str, str] | None:
     return _PINS.get()
+
+
+def hold_until_scope_ends(release: Callable[[], None]) -> bool:
+    """Call `release` when the current scope ends; False (and nothing registered) outside a scope."""
+    releases = _RELEASES.get()
+    if releases is None:
+        return False
+    releases.append(release)
+    return True
 
 
 def record_seen(alias: str, label: str) -> None:

@@ -2,21 +2,22 @@
 
 `publish` is `bookrag ingest --atomic` (the default for a remote store): a new collection, filled from
 the docs (unchanged files copied from the live version, as stored, so only changed files are
-embedded), recording its `BookVersion`, then the alias moved to it in one request. Until that request
-every reader gets the old book; after it, the new one; a request that started before keeps reading the
-collection it began with (`domain.book_version.one_version`), which is why the replaced version is
-kept. The version before it is dropped. An ingest that fails part-way drops its own half-built
-collection and leaves the live book untouched.
+embedded), recording its `BookVersion`, then the pointer readers follow moved to it in one step. Until
+that step every reader gets the old book; after it, the new one; a request that started before keeps
+reading the collection it began with (`domain.book_version.one_version`), which is why the replaced
+version is kept. The version before it is dropped. An ingest that fails part-way drops its own
+half-built collection and leaves the live book untouched.
 
-`rollback` moves the alias back to the kept version.
+`rollback` moves the pointer back to the kept version.
 
 The engine stays behind `VersionedCollections`: `adapters.qdrant.aliases.QdrantVersions` implements it
-with Qdrant's aliases (server, Cloud, or embedded local mode); another engine implements the same
-seven methods.
+with Qdrant's aliases (server, Cloud, or qdrant-client's local mode), `adapters.qdrant.edge_versions.
+EdgeVersions` with shard folders and a pointer file (the embedded store, Qdrant Edge).
 """
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -27,7 +28,7 @@ from bookrag.observability import logger
 
 if TYPE_CHECKING:
     from bookrag.adapters.embedders import CachedEmbedder
-    from bookrag.adapters.qdrant.store import VectorStore
+    from bookrag.adapters.qdrant.port import BookStore
     from bookrag.config.settings import Settings
     from bookrag.domain.book_version import BookVersion
 
@@ -38,17 +39,39 @@ class VersionedCollections(Protocol):
 
     alias: str
 
-    def live(self) -> str | None: ...
+    def exclusive(self) -> AbstractContextManager[None]:
+        """Held for a whole publish or rollback: one process changes the versions at a time."""
+        ...
 
-    def is_plain_collection(self) -> bool: ...
+    def live(self) -> str | None:
+        """The collection readers are pointed at; None before the first version."""
+        ...
 
-    def versions(self) -> list[str]: ...
+    def is_plain_collection(self) -> bool:
+        """Whether the book is an unversioned collection under the alias's name (an incremental ingest's)."""
+        ...
+
+    def versions(self) -> list[str]:
+        """The complete versions, oldest first."""
+        ...
 
     def new_name(self, version: BookVersion) -> str: ...
 
-    def store_for(self, collection: str) -> VectorStore: ...
+    def store_for(self, collection: str) -> BookStore: ...
 
-    def switch(self, collection: str) -> None: ...
+    def prepare(self, collection: str, source: str, embedder_name: str, dimension: int) -> bool:
+        """Start `collection` from `source` by the engine's own means (a copy of the whole collection)
+        when it has one; True when done, and the ingest then updates it in place. False: the ingest
+        fills an empty `collection`, copying unchanged files' points from `source`."""
+        ...
+
+    def switch(self, collection: str) -> None:
+        """Point readers at `collection` in one step."""
+        ...
+
+    def replace_plain(self, collection: str) -> None:
+        """Point readers at `collection` instead of the plain collection, which is then gone."""
+        ...
 
     def drop(self, collection: str) -> None: ...
 
@@ -66,9 +89,15 @@ def publish(settings: Settings, embedder: CachedEmbedder, collections: Versioned
             progress: Progress | None = None) -> IngestReport:
     """Ingest `root` as a new version and switch readers to it. Raises `DocumentError` when the folder
     holds no readable document (a wrong path must not publish an empty book), and `StoreError`s."""
-    report = IngestReport()
     if not root.is_dir():
         raise DocumentError(f"Not a folder: {root.name}")
+    with collections.exclusive():
+        return _publish(settings, embedder, collections, root, progress)
+
+
+def _publish(settings: Settings, embedder: CachedEmbedder, collections: VersionedCollections, root: Path,
+             progress: Progress | None) -> IngestReport:
+    report = IngestReport()
     live = collections.live()
     plain = live is None and collections.is_plain_collection()
     seed_name = live or (collections.alias if plain else None)
@@ -89,16 +118,17 @@ def publish(settings: Settings, embedder: CachedEmbedder, collections: Versioned
     name = collections.new_name(version)
     target = collections.store_for(name)
     try:
-        Ingestor(settings, embedder, target, progress, seed=seed).ingest(files, report, version)
+        prepared = seed_name is not None and collections.prepare(name, seed_name, embedder.name,
+                                                                 embedder.dimension)
+        Ingestor(settings, embedder, target, progress, seed=None if prepared else seed).ingest(files, report, version)
+        if prepared:
+            report.chunks_copied = report.chunks_total - report.chunks_embedded
     except BaseException:
         _drop_quietly(collections, name)  # the live book was never touched
         raise
     if plain:
-        # From before versions: the alias's name is a collection. Dropping it and creating the alias are
-        # two requests, the one moment of this migration (milliseconds) when readers find no book.
-        logger.warning("replacing the plain collection by an alias", extra={"collection": collections.alias})
-        collections.drop(collections.alias)
-        collections.switch(name)
+        logger.warning("replacing the plain collection by a version", extra={"collection": collections.alias})
+        collections.replace_plain(name)
     else:
         try:
             collections.switch(name)
@@ -117,21 +147,22 @@ def publish(settings: Settings, embedder: CachedEmbedder, collections: Versioned
 def rollback(collections: VersionedCollections, to: str | None = None) -> tuple[str, str]:
     """Point readers at the kept version before the live one (or at `to`, one of the versions).
     Returns (from, to). Raises `NoVersionError` when there is none."""
-    live = collections.live()
-    kept = collections.versions()
-    if live is None:
-        raise NoVersionError("The book is not versioned yet: ingest it with --atomic first")
-    if to is not None:
-        if to not in kept or to == live:
-            raise NoVersionError("Not a kept version of this book (see `bookrag versions`)")
-        target = to
-    else:
-        earlier = [v for v in kept if v < live]
-        if not earlier:
-            raise NoVersionError()
-        target = earlier[-1]
-    collections.switch(target)
-    return live, target
+    with collections.exclusive():
+        live = collections.live()
+        kept = collections.versions()
+        if live is None:
+            raise NoVersionError("The book is not versioned yet: ingest it with --atomic first")
+        if to is not None:
+            if to not in kept or to == live:
+                raise NoVersionError("Not a kept version of this book (see `bookrag versions`)")
+            target = to
+        else:
+            earlier = [v for v in kept if v < live]
+            if not earlier:
+                raise NoVersionError()
+            target = earlier[-1]
+        collections.switch(target)
+        return live, target
 
 
 def list_versions(collections: VersionedCollections) -> list[VersionInfo]:

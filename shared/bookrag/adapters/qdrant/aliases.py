@@ -13,10 +13,11 @@ another engine's adapter implements to get the same ingest, switch and rollback.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, TypeVar
 
+from bookrag.adapters.qdrant.port import version_name, version_pattern
 from bookrag.adapters.qdrant.store import VectorStore, translate_qdrant_error
 from bookrag.domain.book_version import BookVersion
 
@@ -26,13 +27,6 @@ if TYPE_CHECKING:
     from bookrag.config.settings import Settings
 
 T = TypeVar("T")
-SEPARATOR = "__v"
-
-
-def version_name(alias: str, version: BookVersion) -> str:
-    """`<alias>__v20261123T093000123Z_<hash12>`: sortable by age (to the millisecond), unique per content."""
-    stamp = version.ingested_at.replace("-", "").replace(":", "").replace(".", "")
-    return f"{alias}{SEPARATOR}{stamp}_{version.content_hash[:12]}"
 
 
 class QdrantVersions:
@@ -42,7 +36,7 @@ class QdrantVersions:
         self.settings = settings
         self.client = client
         self.alias = settings.qdrant_collection
-        self._pattern = re.compile(re.escape(self.alias) + re.escape(SEPARATOR) + r"[0-9TZ]+_[0-9a-f]+")
+        self._pattern = version_pattern(self.alias)
 
     def _call(self, fn: Callable[[], T]) -> T:
         try:
@@ -51,6 +45,10 @@ class QdrantVersions:
             raise translate_qdrant_error(exc) from None
 
     # -- the port ----------------------------------------------------------------------------------
+
+    def exclusive(self) -> AbstractContextManager[None]:
+        """Nothing to hold: each change is one request that Qdrant applies whole."""
+        return nullcontext()
 
     def live(self) -> str | None:
         """The collection the alias points at; None when there is no alias."""
@@ -74,6 +72,10 @@ class QdrantVersions:
         """A store that reads and writes exactly this collection (the same client)."""
         return VectorStore(self.settings, self.client, collection=collection)
 
+    def prepare(self, collection: str, source: str, embedder_name: str, dimension: int) -> bool:
+        """Not here: a new collection is filled by copying the unchanged files' points from `source`."""
+        return False
+
     def switch(self, collection: str) -> None:
         """Point the alias at `collection` in one request: readers see the old or the new, nothing between."""
         from qdrant_client import models as qm
@@ -85,6 +87,12 @@ class QdrantVersions:
         operations.append(qm.CreateAliasOperation(
             create_alias=qm.CreateAlias(collection_name=collection, alias_name=self.alias)))
         self._call(lambda: self.client.update_collection_aliases(change_aliases_operations=operations))
+
+    def replace_plain(self, collection: str) -> None:
+        """The alias needs the plain collection's name: drop it, then point the alias at `collection`. Two
+        requests, the one moment of this migration (milliseconds) when readers find no book."""
+        self.drop(self.alias)
+        self.switch(collection)
 
     def drop(self, collection: str) -> None:
         self._call(lambda: self.client.delete_collection(collection))

@@ -9,6 +9,7 @@ and answer the same hybrid query, so every caller is indifferent to which one it
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal, Protocol
 
@@ -20,6 +21,7 @@ from bookrag.domain.models import ChunkPayload, Filters, PointRecord, SparseVect
 
 DENSE = "dense"
 SPARSE = "bm25"
+VERSION_SEPARATOR = "__v"
 SearchMode = Literal["hybrid", "dense", "sparse"]
 Fusion = Literal["rrf", "dbsf"]
 
@@ -136,3 +138,15 @@ def ranked(scores: Sequence[float], vectors: Sequence[Any], ids: Sequence[str], 
     cosines = matrix @ dense.astype(np.float32, copy=False)
     order = sorted(range(len(scores)), key=lambda i: (-scores[i], -float(cosines[i]), ids[i]))[:wanted]
     return [(i, min(1.0, max(0.0, float(cosines[i])))) for i in order]
+
+
+def version_name(alias: str, version: BookVersion) -> str:
+    """`<alias>__v20261123T093000123Z_<hash12>`: a book version's collection (remote) or shard folder
+    (embedded); sortable by age (to the millisecond), unique per content."""
+    stamp = version.ingested_at.replace("-", "").replace(":", "").replace(".", "")
+    return f"{alias}{VERSION_SEPARATOR}{stamp}_{version.content_hash[:12]}"
+
+
+def version_pattern(alias: str) -> re.Pattern[str]:
+    """Matches exactly the names `version_name` gives for `alias`."""
+    return re.compile(re.escape(alias) + re.escape(VERSION_SEPARATOR) + r"[0-9TZ]+_[0-9a-f]+")
