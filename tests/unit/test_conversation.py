@@ -20,6 +20,13 @@ GAZEBO = [Turn("Which Gazebo physics engine is the most accurate?")]
     ("How is the feedback gain of an LQR controller obtained?", "LQR controller"),
     ("What are central pattern generators?", "central pattern generators"),
     ("What is it?", ""),
+    # "What is X?" defines X as a whole: a noun that is also a verb, a number, a phrase with "in"/"of"
+    ("What is model predictive control?", "model predictive control"),
+    ("What is week 3 of the course about?", "week 3 of the course"),
+    ("What are services in ROS 2?", "services in ROS 2"),
+    ("What is a Kalman filter used for in robotics?", "Kalman filter"),
+    ("What are the hardware requirements for running Isaac Sim?", "Isaac Sim"),  # generic words: the name
+    ("What platform is Isaac Sim built on?", "Isaac Sim"),  # an irregular participle ends it
 ])
 def test_subject_of_a_question(question: str, subject: str) -> None:
     assert subject_of(question) == subject
@@ -55,6 +62,23 @@ def test_a_chain_resolves_each_turn_against_the_resolved_one_before() -> None:
 
     assert turns[1].standalone == "Which Ubuntu does ROS 2 Humble need?"
     assert resolve_follow_up("And its cost?", turns) == "And ROS 2 Humble's cost?"
+
+
+def test_one_closing_a_question_and_the_other_refer_back() -> None:
+    actions = [Turn("What are actions in ROS 2?")]
+    assert resolve_follow_up("What messages make up one?", actions) == "What messages make up actions in ROS 2?"
+    assert resolve_follow_up("Why does no one use it?", actions) == "Why does no one use actions in ROS 2?"
+    pair = resolve_history([Turn("What is SDF?"), Turn("How is it different from URDF?")])
+    assert resolve_follow_up("Can I convert one into the other?", pair) == \
+        "Can I convert one into the other (How is SDF different from URDF)?"
+
+
+def test_a_turn_that_referred_back_keeps_the_conversation_s_subject() -> None:
+    # "Does it apply ... it computes?" was about MPC: its own longest run ("whole control sequence") is not
+    turns = resolve_history([Turn("What is model predictive control?"),
+                             Turn("Does it apply the whole control sequence it computes?")])
+    assert resolve_follow_up("What does its cost penalise?", turns) == \
+        "What does model predictive control's cost penalise?"
 
 
 def test_selection_coverage_tolerates_copy_paste_differences() -> None:

@@ -3,10 +3,12 @@
 Follow-ups. "What are its downsides?" searched alone finds nothing: it has no subject. Before retrieval
 a follow-up becomes a standalone question:
 - offline (`resolve_follow_up`, deterministic): the subject of the most recent earlier question that
-  has one (its best run of content words, preferring named terms: "Gazebo physics engine") replaces
-  the follow-up's pronouns ("its downsides" -> "Gazebo physics engine's downsides"), takes the place
-  of the earlier subject in an elliptical switch ("What about Unity?" -> the earlier question about
-  Unity), or is appended to a question that has no subject of its own ("What are the downsides?").
+  has one (X of "What is X?" as a whole, else its best run of content words, preferring named terms:
+  "Gazebo physics engine"; a turn that itself referred back keeps the subject before it) replaces the
+  follow-up's pronouns and anaphoric "one(s)" ("its downsides" -> "Gazebo physics engine's
+  downsides"), takes the place of the earlier subject in an elliptical switch ("What about Unity?" ->
+  the earlier question about Unity), or is appended to a question that has no subject of its own
+  ("What are the downsides?"); "Why?" and "one into the other" take the last question whole.
   A question with its own subject and no pronoun is a new topic and is left alone.
 - with an LLM answerer (`LLMRewriter`), one short call to the same model (a few seconds at most,
   within the request's deadline, no retry); if it fails, times out or returns something unusable, the
@@ -59,6 +61,14 @@ run runs take takes produce produces export exports support supports handle hand
 cause causes affect affects provide provides create creates build builds install installs learn learns
 organise organised organize organized describe describes cover covers demonstrate demonstrates publish
 publishes connect connects detect detects compute computes control controls move moves""".split())  # noqa: SIM905
+# Participles without "-ed" ("What platform is Isaac Sim built on?"): a subject ends before them too.
+_PARTICIPLES = frozenset("""built made written known based done given taken shown meant held kept found set put
+sent drawn grown chosen run""".split())  # noqa: SIM905
+# "What is/are X?": the definition question's subject is X as a whole ("week 5 of the capstone project",
+# "actions in ROS 2"), up to a participle or verb ("What is a Kalman filter used for?").
+_DEFINITION = re.compile(r"^\s*(?:what|who)\s+(?:is|are|was|were)\s+(?:(?:an?|the)\s+)?(?P<rest>.+?)\s*[?.!]*\s*$",
+                         re.IGNORECASE)
+_MAX_DEFINED_TOKENS = 8
 _SUBJECT_PRONOUNS = frozenset({"it", "they", "them", "he", "she", "him", "her"})
 _POSSESSIVES = frozenset({"its", "their", "his"})
 # "which one", "use one": "one" stands for the earlier subject ("one of them", "no one" do not).
@@ -95,9 +105,36 @@ def _named(tok: _Tok, first: bool) -> bool:
             or (t[0].isupper() and not first))
 
 
+def _defined(question: str) -> str:
+    """X of "What is X?" (see `_DEFINITION`), or "" when the question is not one or X is generic
+    ("What is the difference between ...": its parts are the subject, not "difference")."""
+    match = _DEFINITION.match(question)
+    if not match:
+        return ""
+    rest = match.group("rest")
+    toks = _tokens(rest)
+    kept: list[_Tok] = []
+    for i, tok in enumerate(toks):
+        verb = tok.low in _VERBS and i < len(toks) - 1  # "model predictive control?": a noun at the end
+        participle = tok.low in _PARTICIPLES or (tok.low.endswith("ed") and not _named(tok, False))
+        clause = bool(kept) and "," in rest[kept[-1].end:tok.start]
+        if tok.low in _QUESTION or verb or participle or clause:
+            break
+        kept.append(tok)
+    while kept and _is_function_word(kept[-1].low):
+        kept.pop()  # "week 5 of the capstone project about"
+    if not kept or len(kept) > _MAX_DEFINED_TOKENS or _is_function_word(kept[0].low) \
+            or any(t.low in _GENERIC for t in kept):  # "system requirements for running Gazebo": the name is
+        return ""
+    return rest[kept[0].start:kept[-1].end]
+
+
 def subject_of(question: str) -> str:
-    """The question's subject: its best run of adjacent content words (named terms first, then the
-    longest run), as written; "" when it has none."""
+    """The question's subject: X of a definition question ("What is X?"), else its best run of adjacent
+    content words (named terms first, then the longest run), as written; "" when it has none."""
+    defined = _defined(question)
+    if defined:
+        return defined
     toks = _tokens(question)
     runs: list[list[tuple[int, _Tok]]] = []
     current: list[tuple[int, _Tok]] = []
@@ -116,8 +153,9 @@ def subject_of(question: str) -> str:
     named = [n for n, (i, t) in enumerate(best) if _named(t, i == 0)]
     if named:  # "install ROS 2 Humble": the verb before the name is not the subject
         best = best[named[0]:]
-    while len(best) > 1 and best[-1][1].low.endswith("ed") and not _named(best[-1][1], False):
-        best = best[:-1]  # "LQR controller obtained": nor is a participle after it
+    while len(best) > 1 and (best[-1][1].low.endswith("ed") or best[-1][1].low in _PARTICIPLES) \
+            and not _named(best[-1][1], False):
+        best = best[:-1]  # "LQR controller obtained", "Isaac Sim built": nor is a participle after it
     return question[best[0][1].start:best[-1][1].end]
 
 
@@ -127,8 +165,13 @@ def _own_content(toks: list[_Tok]) -> list[_Tok]:
 
 
 def _earlier_subject(history: Sequence[Turn]) -> tuple[str, str]:
-    """(subject, the question it came from) of the most recent earlier turn that has one."""
-    for turn in reversed(history):
+    """(subject, the question it came from) of the most recent earlier turn that has one. A turn that
+    referred back by a pronoun ("Does it apply the whole sequence?") kept the subject before it: its
+    rewritten question's longest run ("whole control sequence") is not the conversation's subject."""
+    for at in range(len(history) - 1, -1, -1):
+        turn = history[at]
+        if at and _substitute(turn.question, "X") is not None:
+            continue
         subject = subject_of(turn.searched)
         if subject:
             return subject, turn.searched
@@ -137,6 +180,34 @@ def _earlier_subject(history: Sequence[Turn]) -> tuple[str, str]:
 
 def _ends(question: str) -> str:
     return question.rstrip(" ?.!")
+
+
+def _substitute(question: str, subject: str) -> str | None:
+    """`question` with its pronouns, possessives, lone demonstratives and anaphoric "one(s)" replaced by
+    `subject`; None when it has none."""
+    toks = _tokens(question)
+    pieces: list[str] = []
+    last = 0
+    substituted = False
+    for i, tok in enumerate(toks):
+        nxt = toks[i + 1] if i + 1 < len(toks) else None
+        prev = toks[i - 1] if i else None
+        replacement = None
+        if tok.low in _POSSESSIVES:
+            replacement = f"{subject}'s"
+        elif tok.low in _SUBJECT_PRONOUNS:
+            replacement = subject
+        elif tok.low in _DEMONSTRATIVES and (prev is None or _is_function_word(prev.low)) and (
+                nxt is None or _is_function_word(nxt.low) or question[tok.end:nxt.start].strip()):
+            replacement = subject  # "this", "that" standing alone (not "this engine", not "that publishes")
+        elif tok.low in ("one", "ones") and prev is not None and (prev.low in _ONE_AFTER or (
+                nxt is None and prev.low not in ("no", "any", "every", "some", "each"))):
+            replacement = subject  # "which one", "use one"; closing the question: "make up one?", "standard ones"
+        if replacement is not None:
+            pieces += [question[last:tok.start], replacement]
+            last = tok.end
+            substituted = True
+    return "".join([*pieces, question[last:]]) if substituted else None
 
 
 def resolve_follow_up(question: str, history: Sequence[Turn]) -> str:
@@ -155,36 +226,21 @@ def resolve_follow_up(question: str, history: Sequence[Turn]) -> str:
         elif _own_content(new_toks) and not any(t.low in _SUBJECT_PRONOUNS | _POSSESSIVES for t in new_toks):
             replaced = earlier.replace(subject, new, 1)
             return replaced if replaced != earlier else f"{_ends(earlier)}: {new}?"
+    substituted = _substitute(question, subject)
+    if substituted is not None:
+        return substituted
     toks = _tokens(question)
-    pieces: list[str] = []
-    last = 0
-    substituted = False
-    for i, tok in enumerate(toks):
-        nxt = toks[i + 1] if i + 1 < len(toks) else None
-        prev = toks[i - 1] if i else None
-        replacement = None
-        if tok.low in _POSSESSIVES:
-            replacement = f"{subject}'s"
-        elif tok.low in _SUBJECT_PRONOUNS:
-            replacement = subject
-        elif tok.low in _DEMONSTRATIVES and (prev is None or _is_function_word(prev.low)) and (
-                nxt is None or _is_function_word(nxt.low) or question[tok.end:nxt.start].strip()):
-            replacement = subject  # "this", "that" standing alone (not "this engine", not "that publishes")
-        elif tok.low in ("one", "ones") and prev is not None and prev.low in _ONE_AFTER:
-            replacement = subject
-        if replacement is not None:
-            pieces += [question[last:tok.start], replacement]
-            last = tok.end
-            substituted = True
-    if substituted:
-        return "".join([*pieces, question[last:]])
+    last_asked = history[-1].searched
+    if any(t.low == "other" and i and toks[i - 1].low in ("the", "each") for i, t in enumerate(toks)):
+        # "Can I convert one into the other?": the two are the earlier question's, whole
+        return f"{_ends(question)} ({_ends(last_asked)})?"
     if continued and not any(_named(t, i == 0) for i, t in enumerate(toks)):
         return f"{_ends(question)} ({subject})?"  # "And how high does the ceiling need to be?"
     own = _own_content(toks)
     if not own:
         content = [t for t in toks if t.low not in _QUESTION and t.low not in _STOP]
         if not content:  # "Why?", "How so?": the whole earlier question is the subject
-            return f"{_ends(question)} ({_ends(earlier)})?"
+            return f"{_ends(question)} ({_ends(last_asked)})?"
         return f"{_ends(question)} ({subject})?"
     determiner = any(t.low in _DEMONSTRATIVES and (i == 0 or _is_function_word(toks[i - 1].low))
                      for i, t in enumerate(toks))  # "is this engine", not "the node that publishes"
