@@ -7,13 +7,10 @@ Every child process here is a real Python process on the same folder; a crash is
 from __future__ import annotations
 
 import hashlib
-import os
 import shutil
 import signal
-import stat
 import subprocess
 import sys
-import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -33,6 +30,8 @@ from tests.support.edge import (
     child_env,
     read_line,
     release,
+    run_read_only,
+    shipped_read_only,
     start_child,
     write_book,
 )
@@ -135,16 +134,6 @@ def _tree_digest(folder: Path) -> str:
     return digest.hexdigest()
 
 
-def read_only_mount(folder: Path) -> list[str]:
-    """A command prefix that runs the rest with `folder` bind-mounted read-only (a private mount namespace)."""
-    prefix = ["unshare", "--mount", "--", "sh", "-c",
-              'mount --bind "$0" "$0" && mount -o remount,ro,bind "$0" "$0" && exec "$@"', str(folder)]
-    probe = subprocess.run([*prefix, "sh", "-c", 'touch "$0/probe"', str(folder)], capture_output=True, text=True)
-    if shutil.which("unshare") is None or "Read-only file system" not in probe.stderr:
-        pytest.skip("running as root without a way to mount a read-only folder")
-    return prefix
-
-
 READ_ONLY_SEARCH = """
 import json, sys
 from bookrag.config.settings import load_settings
@@ -164,35 +153,16 @@ def test_a_read_only_shard_is_copied_to_the_temporary_directory_once_and_served(
     docs = write_book(tmp_path)
     count = ingest(settings, docs).chunks_total
     close_shard(settings)
-    shipped = Path(tempfile.mkdtemp(prefix="bookrag-layer-"))
-    scratch = Path(tempfile.mkdtemp(prefix="bookrag-tmp-"))
-    try:
-        shutil.copytree(settings.qdrant_path, shipped / "qdrant")
-        for path in [shipped, *shipped.rglob("*")]:
-            path.chmod(0o555 if path.is_dir() else 0o444)
-        scratch.chmod(0o777)
+    with shipped_read_only(lambda target: shutil.copytree(settings.qdrant_path, target)) as (shipped, scratch):
         digest = _tree_digest(shipped)
-        command = [sys.executable, "-c", READ_ONLY_SEARCH, str(shipped / "qdrant")]
-        if os.geteuid() == 0:  # root writes whatever the mode bits say: mount the folder read-only, as /opt is
-            command = [*read_only_mount(shipped), *command]
 
         # WHEN a fresh process serves a search from it
-        out = subprocess.run(command, cwd=ROOT, env=child_env(TMPDIR=str(scratch)),
-                             capture_output=True, text=True, timeout=300)
-        assert out.returncode == 0, out.stderr[-2000:]
-        import json
-
-        result = json.loads(out.stdout.strip().splitlines()[-1])
+        result = run_read_only(READ_ONLY_SEARCH, shipped, scratch)
 
         # THEN it answers from a copy in the temporary directory, one per process, and the folder is untouched
         assert result["top"].endswith("locomotion.md") and result["count"] == count
         assert result["opened_at"].startswith(str(scratch)) and result["same_handle"] is True
         assert _tree_digest(shipped) == digest
-    finally:
-        for path in [shipped, *shipped.rglob("*")]:
-            path.chmod(stat.S_IRWXU)
-        shutil.rmtree(shipped)
-        shutil.rmtree(scratch)
 
 
 def test_a_folder_from_the_previous_store_is_refused_with_re_ingest_then_re_ingested(settings: Settings,

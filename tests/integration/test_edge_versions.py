@@ -11,13 +11,9 @@ from __future__ import annotations
 
 import contextvars
 import json
-import os
-import shutil
 import signal
-import stat
 import subprocess
 import sys
-import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -46,6 +42,8 @@ from tests.support.edge import (
     editions_in,
     read_line,
     release,
+    run_read_only,
+    shipped_read_only,
     start_child,
     write_edition,
 )
@@ -426,29 +424,15 @@ print(json.dumps({"texts": [h.text for h in hits], "opened_at": str(store.client
 
 def test_a_read_only_versioned_folder_is_served_from_a_copy_of_the_live_version_only(
         edge: Settings, tmp_path: Path) -> None:
-    from tests.integration.test_edge_store import read_only_mount
-
     # GIVEN a folder with two versions, the second rolled back: the live one is not the newest
     first = publish_book(edge, write_edition(tmp_path / "v1", "alpha"))
     second = publish_book(edge, write_edition(tmp_path / "v2", "beta"))
     rollback(EdgeVersions(edge))
     close_shard(edge)
-    shipped = Path(tempfile.mkdtemp(prefix="bookrag-layer-"))
-    scratch = Path(tempfile.mkdtemp(prefix="bookrag-tmp-"))
-    try:
-        copy_shard(edge.qdrant_path, shipped / "qdrant", durable=False)  # holes kept, as a zip keeps them
-        for path in [shipped, *shipped.rglob("*")]:
-            path.chmod(0o555 if path.is_dir() else 0o444)
-        scratch.chmod(0o777)
-        command = [sys.executable, "-c", READ_ONLY_SEARCH, str(shipped / "qdrant")]
-        if os.geteuid() == 0:  # root writes whatever the mode bits say: mount the folder read-only, as /opt is
-            command = [*read_only_mount(shipped), *command]
-
+    # shipped read-only, holes kept as a zip keeps them
+    with shipped_read_only(lambda target: copy_shard(edge.qdrant_path, target, durable=False)) as (shipped, scratch):
         # WHEN a fresh process serves a search from it (as a Lambda container does at init)
-        out = subprocess.run(command, cwd=ROOT, env=child_env(TMPDIR=str(scratch)),
-                             capture_output=True, text=True, timeout=300)
-        assert out.returncode == 0, out.stderr[-2000:]
-        result = json.loads(out.stdout.strip().splitlines()[-1])
+        result = run_read_only(READ_ONLY_SEARCH, shipped, scratch)
 
         # THEN it answers from the live version, copied alone to the temporary directory, holes kept
         assert editions_in(result["texts"]) == {"alpha"} and result["version"] == first.book_version.label
@@ -458,11 +442,6 @@ def test_a_read_only_versioned_folder_is_served_from_a_copy_of_the_live_version_
         assert copies == [opened_at]
         files = [p for p in opened_at.rglob("*") if p.is_file()]
         assert sum(p.stat().st_blocks * 512 for p in files) * 4 < sum(p.stat().st_size for p in files)
-    finally:
-        for path in [shipped, *shipped.rglob("*")]:
-            path.chmod(stat.S_IRWXU)
-        shutil.rmtree(shipped)
-        shutil.rmtree(scratch)
 
 
 def test_a_damaged_pointer_is_an_error_naming_it_not_a_guess(edge: Settings, tmp_path: Path) -> None:

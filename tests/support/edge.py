@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from tests.support.paths import ROOT, SAMPLE_DOCS
 
@@ -122,3 +130,45 @@ def release(child: subprocess.Popen[str]) -> None:
     assert child.stdin is not None
     child.stdin.close()
     child.wait(timeout=300)
+
+
+def read_only_mount(folder: Path) -> list[str]:
+    """A command prefix that runs the rest with `folder` bind-mounted read-only (a private mount namespace)."""
+    prefix = ["unshare", "--mount", "--", "sh", "-c",
+              'mount --bind "$0" "$0" && mount -o remount,ro,bind "$0" "$0" && exec "$@"', str(folder)]
+    probe = subprocess.run([*prefix, "sh", "-c", 'touch "$0/probe"', str(folder)], capture_output=True, text=True)
+    if shutil.which("unshare") is None or "Read-only file system" not in probe.stderr:
+        pytest.skip("running as root without a way to mount a read-only folder")
+    return prefix
+
+
+@contextmanager
+def shipped_read_only(fill: Callable[[Path], None]) -> Iterator[tuple[Path, Path]]:
+    """(shipped, scratch): `fill(shipped / "qdrant")` made read-only, as a Lambda layer under /opt is, and
+    an empty folder for the process's TMPDIR; both removed afterwards."""
+    shipped = Path(tempfile.mkdtemp(prefix="bookrag-layer-"))
+    scratch = Path(tempfile.mkdtemp(prefix="bookrag-tmp-"))
+    try:
+        fill(shipped / "qdrant")
+        for path in [shipped, *shipped.rglob("*")]:
+            path.chmod(0o555 if path.is_dir() else 0o444)
+        scratch.chmod(0o777)
+        yield shipped, scratch
+    finally:
+        for path in [shipped, *shipped.rglob("*")]:
+            path.chmod(stat.S_IRWXU)
+        shutil.rmtree(shipped)
+        shutil.rmtree(scratch)
+
+
+def run_read_only(script: str, shipped: Path, scratch: Path) -> dict[str, Any]:
+    """The JSON line `script` prints, run in a fresh process (as a Lambda container's init) on
+    `shipped / "qdrant"`, read-only even for root (a read-only mount), with `scratch` as its TMPDIR."""
+    command = [sys.executable, "-c", script, str(shipped / "qdrant")]
+    if os.geteuid() == 0:  # root writes whatever the mode bits say: mount the folder read-only, as /opt is
+        command = [*read_only_mount(shipped), *command]
+    out = subprocess.run(command, cwd=ROOT, env=child_env(TMPDIR=str(scratch)), capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+    return result
