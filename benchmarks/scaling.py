@@ -177,14 +177,16 @@ def run_child(engine: str, size: int, folder: Path, queries: int) -> dict[str, A
             "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
 
 
-def handler_warm(folder: Path, n: int) -> dict[str, Any]:
-    """Warm POST /api/retrieve through the Lambda handler on this store (benchmarks/child.py warm)."""
+def handler_warm(folder: Path, n: int, extra_env: dict[str, str] | None = None) -> dict[str, Any]:
+    """Warm POST /api/retrieve through the Lambda handler on this store (benchmarks/child.py warm), in the
+    functions' environment from template.yaml, with `extra_env` on top."""
     sys.path.insert(0, str(HERE))
     from suite import child_env
     from suite import run_child as run_bench_child
 
-    _, warm, _ = run_bench_child("warm", child_env(folder, ROOT), "--n", str(n), "--cached", "50",
-                                 "--code-root", str(ROOT), timeout=1800)
+    env = {**child_env(folder, ROOT), **(extra_env or {})}
+    _, warm, _ = run_bench_child("warm", env, "--n", str(n), "--cached", "50", "--code-root", str(ROOT),
+                                 timeout=1800)
     return {"total_ms": warm["varied"]["total_ms"], "search_ms": warm["varied"]["search_ms"],
             "embed_ms": warm["varied"]["embed_ms"], "peak_rss_mb": warm["peak_rss_mb"]}
 

@@ -29,7 +29,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
-from suite import child_env, run_child  # noqa: E402
+from scaling import handler_warm  # noqa: E402
 
 CONFIGS: dict[str, dict[str, str]] = {
     "template": {},
@@ -38,11 +38,8 @@ CONFIGS: dict[str, dict[str, str]] = {
 
 
 def one_round(store: Path, n: int, extra: dict[str, str]) -> dict[str, Any]:
-    env = {**child_env(store, ROOT), **extra}
-    _, warm, _ = run_child("warm", env, "--n", str(n), "--cached", "50", "--code-root", str(ROOT), timeout=1800)
-    varied = warm["varied"]
-    return {part: {"p50": varied[f"{part}_ms"]["p50"], "p95": varied[f"{part}_ms"]["p95"]}
-            for part in ("total", "embed", "search")}
+    warm = handler_warm(store, n, extra)
+    return {part: {q: warm[f"{part}_ms"][q] for q in ("p50", "p95")} for part in ("total", "embed", "search")}
 
 
 def main() -> None:
