@@ -67,8 +67,8 @@ from bookrag.adapters.qdrant.port import (
     Fusion,
     SearchMode,
     manifest_of,
-    ranked,
     require_embedder,
+    stored_hits,
     version_pattern,
 )
 from bookrag.domain.book_version import BookVersion, hold_until_scope_ends, record_seen, request_pins
@@ -782,8 +782,4 @@ class EdgeStore:
                                         query=qe.Query.Nearest(qe.SparseVector(sparse.indices, sparse.values),
                                                                using=SPARSE))])
         found = self._call(lambda s: s.query(request))
-        # `vector` is built from the engine's buffers on each access: read it once per point.
-        vectors = [v.get(DENSE) if isinstance(v := p.vector, dict) else None for p in found]
-        best = ranked([p.score for p in found], vectors, [str(p.id) for p in found], dense, wanted)
-        return [StoredHit(chunk_id=str(found[i].id), rank_score=float(found[i].score), cosine=cosine,
-                          payload=ChunkPayload.from_dict(found[i].payload or {})) for i, cosine in best]
+        return stored_hits(found, dense, wanted)

@@ -140,6 +140,15 @@ def ranked(scores: Sequence[float], vectors: Sequence[Any], ids: Sequence[str], 
     return [(i, min(1.0, max(0.0, float(cosines[i])))) for i in order]
 
 
+def stored_hits(points: Sequence[Any], dense: np.ndarray, wanted: int) -> list[StoredHit]:
+    """The `wanted` best of either engine's scored points (`id`, `score`, `vector`, `payload`), ordered by
+    `ranked`. Qdrant Edge builds `vector` from its buffers on each access: it is read once per point."""
+    vectors = [v.get(DENSE) if isinstance(v := p.vector, dict) else None for p in points]
+    best = ranked([p.score for p in points], vectors, [str(p.id) for p in points], dense, wanted)
+    return [StoredHit(chunk_id=str(points[i].id), rank_score=float(points[i].score), cosine=cosine,
+                      payload=ChunkPayload.from_dict(points[i].payload or {})) for i, cosine in best]
+
+
 def version_name(alias: str, version: BookVersion) -> str:
     """`<alias>__v20261123T093000123Z_<hash12>`: a book version's collection (remote) or shard folder
     (embedded); sortable by age (to the millisecond), unique per content."""

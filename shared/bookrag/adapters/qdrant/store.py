@@ -28,8 +28,8 @@ from bookrag.adapters.qdrant.port import (
     Fusion,
     SearchMode,
     manifest_of,
-    ranked,
     require_embedder,
+    stored_hits,
 )
 from bookrag.adapters.retrying import call_with_retries
 from bookrag.domain.book_version import BookVersion, record_seen, request_pins
@@ -403,10 +403,7 @@ class VectorStore:
                           qm.Prefetch(query=sparse_q, using=SPARSE, limit=wanted, filter=flt)],
                 query=fused, limit=limit, with_payload=True, with_vectors=[DENSE])
         points = self._read(call).points
-        vectors = [p.vector.get(DENSE) if isinstance(p.vector, dict) else None for p in points]
-        best = ranked([p.score for p in points], vectors, [str(p.id) for p in points], dense, wanted)
-        return [StoredHit(chunk_id=str(points[i].id), rank_score=float(points[i].score), cosine=cosine,
-                          payload=ChunkPayload.from_dict(points[i].payload or {})) for i, cosine in best]
+        return stored_hits(points, dense, wanted)
 
 
 def _to_filter(filters: Filters | None) -> qm.Filter | None:
