@@ -51,7 +51,7 @@ import shutil
 import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from functools import partial
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -167,7 +167,9 @@ def _data_ranges(fd: int, size: int) -> Iterator[tuple[int, int]]:
         offset = end
 
 
-def _copy_file(source: Path, target: Path, durable: bool) -> None:
+def _copy_file(source: Path, target: Path, durable: bool) -> int:
+    """Bytes of data copied (holes excluded)."""
+    copied = 0
     with open(source, "rb") as fin, open(target, "wb") as fout:
         size = os.fstat(fin.fileno()).st_size
         for start, end in _data_ranges(fin.fileno(), size):
@@ -180,21 +182,24 @@ def _copy_file(source: Path, target: Path, durable: bool) -> None:
                     break
                 fout.write(chunk)
                 left -= len(chunk)
+                copied += len(chunk)
         fout.truncate(size)
         if durable:
             fout.flush()
             os.fsync(fout.fileno())
+    return copied
 
 
-def copy_shard(source: Path, target: Path, *, durable: bool) -> None:
+def copy_shard(source: Path, target: Path, *, durable: bool) -> int:
     """Copy a shard folder keeping its holes: Qdrant Edge preallocates its mmap files sparsely (a
     2,000-chunk shard holds ~14 MB in ~190 MB of file lengths), and a plain copy would write every zero.
     `durable`: each file and folder is on disk before it returns.
 
     The source may be open in another process: opening or closing a shard rewrites a few files with the
     bytes they held, some through a temporary file renamed over them. Those temporary files are skipped,
-    and one that is gone by the time it is read is too."""
+    and one that is gone by the time it is read is too. Returns the bytes of data copied."""
     folders = []
+    copied = 0
     for here, _, names in os.walk(source):
         into = target / Path(here).relative_to(source)
         into.mkdir(parents=True, exist_ok=True)
@@ -203,7 +208,7 @@ def copy_shard(source: Path, target: Path, *, durable: bool) -> None:
             if name.startswith(_ENGINE_TEMPORARY):
                 continue
             try:
-                _copy_file(Path(here) / name, into / name, durable)
+                copied += _copy_file(Path(here) / name, into / name, durable)
             except FileNotFoundError:
                 if not name.startswith("."):
                     raise
@@ -211,6 +216,7 @@ def copy_shard(source: Path, target: Path, *, durable: bool) -> None:
         for folder in reversed(folders):
             _fsync_dir(folder)
         _fsync_dir(target.parent)
+    return copied
 
 
 # -- handles ----------------------------------------------------------------------------------------------
@@ -263,21 +269,17 @@ def _writable_copy(folder: Path) -> Path:
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".copy-", dir=target.parent))
-    copy_shard(folder, staging / folder.name, durable=False)
-    if meta_file(folder).is_file():
+    copied = copy_shard(folder, staging / folder.name, durable=False)
+    has_meta = meta_file(folder).is_file()
+    if has_meta:
         shutil.copyfile(meta_file(folder), staging / meta_file(folder).name)
     shutil.rmtree(target, ignore_errors=True)
     os.replace(staging / folder.name, target)
-    if (staging / meta_file(folder).name).is_file():
+    if has_meta:
         os.replace(staging / meta_file(folder).name, meta_file(target))
     shutil.rmtree(staging, ignore_errors=True)
-    logger.info("read-only book index copied to the temporary directory", extra={"bytes": _size(target)})
+    logger.info("read-only book index copied to the temporary directory", extra={"bytes": copied})
     return target
-
-
-def _size(folder: Path) -> int:
-    """Bytes the folder's files hold on disk (holes excluded)."""
-    return sum(p.stat().st_blocks * 512 for p in folder.rglob("*") if p.is_file())
 
 
 def _locked(folder: Path) -> errors.StoreLockedError:
@@ -287,10 +289,17 @@ def _locked(folder: Path) -> errors.StoreLockedError:
     )
 
 
+@lru_cache(maxsize=256)
+def _key(folder: Path) -> Path:
+    """The registry's key for `folder`: its resolved path (two spellings of a folder share one handle).
+    Cached: every store call looks its handle up, and resolving costs a system call per path part."""
+    return folder.resolve()
+
+
 def _open(folder: Path, create: Callable[[], qe.EdgeConfig] | None = None) -> _Shard | None:
     """The process's handle on `folder`: opened on first use, created when `create` is given and the
     folder holds no shard yet. None when there is no shard and nothing to create."""
-    key = folder.resolve()
+    key = _key(folder)
     with _registry_lock:
         handle = _registry.get(key)
         if handle is not None and not handle.closed:
@@ -331,7 +340,7 @@ def _release(handle: _Shard) -> None:
         handle.leases -= 1
         if handle.leases > 0 or not handle.retired:
             return
-        key = handle.folder.resolve()
+        key = _key(handle.folder)
         if _registry.get(key) is handle:
             del _registry[key]
         handle.close()
@@ -341,7 +350,7 @@ def retire(folder: Path) -> None:
     """This process no longer reads `folder` as live: close its handle now if nothing uses it, else when
     its last lease ends (a request still reading the version it started on)."""
     with _registry_lock:
-        key = folder.resolve()
+        key = _key(folder)
         handle = _registry.get(key)
         if handle is None:
             return
@@ -400,7 +409,7 @@ def _follow(root: Path, collection: str) -> str:
         if known is not None and known[1] != live:
             retire(root / known[1])
             logger.info("book version switched", extra={"collection": collection, "live": live})
-        again = _registry.get((root / live).resolve())
+        again = _registry.get(_key(root / live))
         if again is not None:
             again.retired = False  # rolled back to a version a request was still reading
         _followed[pointer] = (stamp, live)
@@ -410,7 +419,7 @@ def _follow(root: Path, collection: str) -> str:
 def close_shard(settings: Settings) -> None:
     """Release this process's handles on the settings' book (the in-place shard and every version, and
     their locks), flushing them first."""
-    root = edge_dir(settings).resolve()
+    root = _key(edge_dir(settings))
     pattern = version_pattern(settings.qdrant_collection)
     with _registry_lock:
         mine = [key for key in _registry
