@@ -55,7 +55,7 @@ def _security(configured: str, gateway_domain: str | None) -> TransportSecurityS
                                      allowed_origins=[*LOOPBACK_ORIGINS, *remote])
 
 
-def prepare(tool_set: Literal["retrieval", "all"] = "all") -> int:
+def prepare(tool_set: Literal["retrieval", "all"] = "all") -> None:
     """Load the SDK, build the server and run one `tools/list` exchange through it now (SnapStart's
     before-snapshot hook), so a restored container's first MCP request finds the SDK's message models
     and request path built. `tools/list` touches neither the store nor a paid API."""
@@ -63,14 +63,14 @@ def prepare(tool_set: Literal["retrieval", "all"] = "all") -> int:
 
     import bookrag.services.operations  # noqa: F401  (what a tools/call runs; imported on first use)
 
-    _security("", None)
     # On the loop Mangum will use (it asks for the thread's current one): anyio.run would close its own
     # loop and leave the thread without one.
     loop = asyncio.get_event_loop_policy().get_event_loop()
-    return loop.run_until_complete(_list_tools_once(McpEndpoint(tool_set)))  # the exchange's status (200)
+    # The endpoint builds its server with `build_server`, cached per process: the app's endpoint reuses it.
+    loop.run_until_complete(_list_tools_once(McpEndpoint(tool_set)))
 
 
-async def _list_tools_once(endpoint: McpEndpoint) -> int:
+async def _list_tools_once(endpoint: McpEndpoint) -> None:
     import json
 
     import anyio
@@ -87,7 +87,6 @@ async def _list_tools_once(endpoint: McpEndpoint) -> int:
                     "headers": headers, "client": ("127.0.0.1", 0), "server": ("127.0.0.1", 80), "state": {}}
     done = anyio.Event()
     delivered = False
-    status = 0
 
     async def receive() -> dict[str, Any]:
         nonlocal delivered
@@ -98,14 +97,10 @@ async def _list_tools_once(endpoint: McpEndpoint) -> int:
         return {"type": "http.disconnect"}
 
     async def send(message: dict[str, Any]) -> None:
-        nonlocal status
-        if message["type"] == "http.response.start":
-            status = message["status"]
-        elif message["type"] == "http.response.body" and not message.get("more_body", False):
+        if message["type"] == "http.response.body" and not message.get("more_body", False):
             done.set()
 
     await endpoint(scope, receive, send)
-    return status
 
 
 class McpEndpoint:
