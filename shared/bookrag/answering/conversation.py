@@ -105,6 +105,11 @@ def _named(tok: _Tok, first: bool) -> bool:
             or (t[0].isupper() and not first))
 
 
+def _participle(tok: _Tok) -> bool:
+    """"obtained", "built": a subject ends before it (a capitalised one is part of a name)."""
+    return (tok.low.endswith("ed") or tok.low in _PARTICIPLES) and not _named(tok, False)
+
+
 def _defined(question: str) -> str:
     """X of "What is X?" (see `_DEFINITION`), or "" when the question is not one or X is generic
     ("What is the difference between ...": its parts are the subject, not "difference")."""
@@ -116,9 +121,8 @@ def _defined(question: str) -> str:
     kept: list[_Tok] = []
     for i, tok in enumerate(toks):
         verb = tok.low in _VERBS and i < len(toks) - 1  # "model predictive control?": a noun at the end
-        participle = tok.low in _PARTICIPLES or (tok.low.endswith("ed") and not _named(tok, False))
         clause = bool(kept) and "," in rest[kept[-1].end:tok.start]
-        if tok.low in _QUESTION or verb or participle or clause:
+        if tok.low in _QUESTION or verb or _participle(tok) or clause:
             break
         kept.append(tok)
     while kept and _is_function_word(kept[-1].low):
@@ -153,8 +157,7 @@ def subject_of(question: str) -> str:
     named = [n for n, (i, t) in enumerate(best) if _named(t, i == 0)]
     if named:  # "install ROS 2 Humble": the verb before the name is not the subject
         best = best[named[0]:]
-    while len(best) > 1 and (best[-1][1].low.endswith("ed") or best[-1][1].low in _PARTICIPLES) \
-            and not _named(best[-1][1], False):
+    while len(best) > 1 and _participle(best[-1][1]):
         best = best[:-1]  # "LQR controller obtained", "Isaac Sim built": nor is a participle after it
     return question[best[0][1].start:best[-1][1].end]
 
