@@ -28,11 +28,10 @@ MAX_BATCH = 16
 class BatchedQueries:
     """An `Embedder` whose `embed_query` calls, from any number of threads, run batched on one worker."""
 
-    def __init__(self, inner: Embedder, max_batch: int = MAX_BATCH) -> None:
+    def __init__(self, inner: Embedder) -> None:
         self.inner = inner
         self.name = inner.name
         self.dimension = inner.dimension
-        self.max_batch = max_batch
         self._queue: queue.SimpleQueue[tuple[str, Future[np.ndarray]]] = queue.SimpleQueue()
         self._worker: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -60,7 +59,7 @@ class BatchedQueries:
     def _run(self) -> None:
         while True:
             batch = [self._queue.get()]
-            while len(batch) < self.max_batch:
+            while len(batch) < MAX_BATCH:
                 try:
                     batch.append(self._queue.get_nowait())
                 except queue.Empty:
