@@ -20,6 +20,9 @@ class BookRAGError(Exception):
     http_status = 500
     recoverable = False
     public_message = "Internal error"
+    # The message says what to do on this machine (which folder, which process to stop): a local tool
+    # shows it rather than the contract's words. Never sent over HTTP either way.
+    explains_itself = False
 
     def __init__(self, message: str | None = None, *, details: dict[str, Any] | None = None) -> None:
         super().__init__(message or self.public_message)
@@ -236,6 +239,7 @@ class StoreLockedError(Unavailable, StoreConnectionError):
     """The embedded index folder is open in another process (one process holds an Edge shard at a time)."""
 
     public_message = "The book index is open in another process"
+    explains_itself = True
 
 
 class StoreFolderError(StoreConnectionError):
@@ -243,12 +247,14 @@ class StoreFolderError(StoreConnectionError):
     the message names the folder."""
 
     public_message = "The book index folder cannot be read or written"
+    explains_itself = True
 
 
 class StaleStoreError(StoreError):
     """The embedded folder holds an index in a format this version no longer reads: re-ingest."""
 
     public_message = "The book index was written by an earlier version; re-ingest the book"
+    explains_itself = True
 
 
 # --- answering ------------------------------------------------------------------------------------

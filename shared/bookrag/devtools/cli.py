@@ -19,7 +19,7 @@ def _fail(exc: BookRAGError, as_json: bool = False) -> None:
     """The agent contract's user message and our code (never an internal message where the contract
     words one); with --json, the contract's ErrorResponse on stdout. Exit status 2."""
     from bookrag.contracts.agent import MESSAGES, contract_error_type, error_response
-    from bookrag.errors import InvalidInputError, StaleStoreError, StoreFolderError, StoreLockedError
+    from bookrag.errors import InvalidInputError
 
     if as_json:
         _echo_json(error_response(exc).model_dump())
@@ -28,8 +28,7 @@ def _fail(exc: BookRAGError, as_json: bool = False) -> None:
     # A bad option (--top-k 0) is named by our message; the contract words only a bad question.
     field = exc.details.get("field") if isinstance(exc, InvalidInputError) else None
     contract_worded = error_type is not None and field in (None, "query", "query_text")
-    # The local store's own conditions say what to do (which folder, stop which process, re-ingest).
-    contract_worded = contract_worded and not isinstance(exc, StoreLockedError | StaleStoreError | StoreFolderError)
+    contract_worded = contract_worded and not exc.explains_itself
     message = MESSAGES[error_type] if error_type is not None and contract_worded else exc.message
     typer.secho(f"error [{exc.code}]: {message}", fg=typer.colors.RED, err=True)
     raise typer.Exit(2)
