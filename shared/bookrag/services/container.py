@@ -231,6 +231,11 @@ class Container(AuthContainer):
         """What is already built, for health: nothing is built to answer."""
         return {"embedder": self.built("embedder"), "store": self.built("store")}
 
+    def served_version(self) -> str | None:
+        """The book version this process last read, without building or calling anything (health, the
+        X-Book-Version header)."""
+        return self.store.last_version if self.built("store") else None
+
 
 _MAX_CONTAINERS = 4
 _containers: OrderedDict[Settings, Container] = OrderedDict()

@@ -31,5 +31,5 @@ def health(app_ready: bool = True) -> dict[str, Any]:
         "cold_start": state["invocations"] <= 1,
         "clients_ready": {**container.ready(), "app": app_ready},
         "uptime_s": round(time.time() - state["started"], 3),
-        "book_version": container.store.last_version if container.built("store") else None,
+        "book_version": container.served_version(),
     }

@@ -24,7 +24,7 @@ def last_served() -> str | None:
         container = current()
     except BookRAGError:  # a bad configuration is reported by the route, not here
         return None
-    return container.store.last_version if container.built("store") else None
+    return container.served_version()
 
 
 class BookVersionHeader:
