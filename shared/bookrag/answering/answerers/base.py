@@ -115,6 +115,9 @@ def stream_draft(answerer: Answerer, question: str, hits: list[SearchHit], retri
     return draft
 
 
+_TOO_LONG = "The answer took too long; please try again"
+
+
 class Deadline:
     """The request's overall time budget, shared by every upstream call of one answer."""
 
@@ -129,8 +132,13 @@ class Deadline:
         """A per-call timeout: at most `cap`, at most what is left; raises when less than `minimum` is left."""
         left = self.remaining()
         if left < minimum:
-            raise AnswerTimeoutError("The answer took too long; please try again")
+            raise AnswerTimeoutError(_TOO_LONG)
         return min(cap, left)
+
+    def check(self) -> None:
+        """Raises `AnswerTimeoutError` once the budget is spent (between the pieces of a streamed reply)."""
+        if self.remaining() <= 0:
+            raise AnswerTimeoutError(_TOO_LONG)
 
 
 def run_within(fn: Callable[[], T], seconds: float) -> T:

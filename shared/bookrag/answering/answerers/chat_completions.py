@@ -41,7 +41,7 @@ from bookrag.answering.answerers.base import (
 from bookrag.contracts.tools import TOOL_DEFINITIONS
 from bookrag.domain.models import SearchHit
 from bookrag.domain.query import normalize_query
-from bookrag.errors import AnswerTimeoutError, BookRAGError, ConfigError
+from bookrag.errors import BookRAGError, ConfigError
 
 if TYPE_CHECKING:
     import httpx
@@ -235,8 +235,7 @@ def _deltas(response: httpx.Response, deadline: Deadline) -> Iterator[dict[str, 
     finished = False
     try:
         for line in response.iter_lines():
-            if deadline.remaining() <= 0:
-                raise AnswerTimeoutError("The answer took too long; please try again")
+            deadline.check()
             if not line.startswith("data:"):
                 continue  # blank lines end events; `:` comments keep connections alive; `event:` unused
             data = line[5:].strip()

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from bookrag.adapters.cohere import ClientProvider, call_cohere, translate_cohere_error
 from bookrag.answering.answerers.base import SYSTEM_PROMPT, Deadline, DocumentSet, Draft, Retrieve, is_refusal_text
 from bookrag.domain.models import SearchHit
-from bookrag.errors import AnswerError, AnswerTimeoutError, AnswerUnavailableError, BookRAGError
+from bookrag.errors import AnswerError, AnswerUnavailableError, BookRAGError
 
 if TYPE_CHECKING:
     from cohere.core.request_options import RequestOptions
@@ -91,8 +91,7 @@ class CohereAnswerer:
                 elif event.type == "message-end":
                     ended = not getattr(event.delta, "error", None)
                     break
-                if deadline.remaining() <= 0:
-                    raise AnswerTimeoutError("The answer took too long; please try again")
+                deadline.check()
                 event = _next_event(events)
         finally:
             _close(events)
