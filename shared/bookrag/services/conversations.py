@@ -58,7 +58,7 @@ def answer(container: Container, request: AnswerRequest, owner: str = ANONYMOUS)
     Raises what `BookRAGAgent.run` raises, `InvalidInputError` (CONFLICTING_CONVERSATION),
     `SessionNotFoundError` (404) and `SessionStoreError` (503)."""
     turn = _Turn.begin(container, request, owner)
-    return _stamped(container, turn.end(container.agent.run(request.query, turn.conversation)))
+    return stamped(container, turn.end(container.agent.run(request.query, turn.conversation)))
 
 
 def answer_events(container: Container, request: AnswerRequest, owner: str = ANONYMOUS) -> Iterator[AgentEvent]:
@@ -66,11 +66,12 @@ def answer_events(container: Container, request: AnswerRequest, owner: str = ANO
     `answer` returns (the session's turn stored). Raises as `answer` does, from the first event on."""
     turn = _Turn.begin(container, request, owner)
     for event in container.agent.events(request.query, turn.conversation):
-        yield replace(event, response=_stamped(container, turn.end(event.response))) if event.kind == "final" \
+        yield replace(event, response=stamped(container, turn.end(event.response))) if event.kind == "final" \
             else event
 
 
-def _stamped(container: Container, response: Response) -> Response:
+def stamped(container: Container, response: Response) -> Response:
+    """`response` with the label of the book version its request read (the request's pinned one)."""
     version = container.store.book_version()
     return response.with_book_version(version.label if version else None)
 

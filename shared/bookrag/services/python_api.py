@@ -111,9 +111,9 @@ def run_agent(query: str, *, history: list[dict[str, str]] | None = None, sessio
         container = current()
         if history is None and session_id is None and not start_session and selected_text is None \
                 and source_url is None and source_file is None:
-            response = container.agent.run(query)
-            version = container.store.book_version()
-            return response.with_book_version(version.label if version else None)
+            from bookrag.services.conversations import stamped
+
+            return stamped(container, container.agent.run(query))
         from bookrag.services.conversations import answer, parse_request
 
         request = parse_request(query=query, history=history, session_id=session_id, start_session=start_session,
