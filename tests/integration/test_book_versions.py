@@ -8,9 +8,7 @@ store's own versions (Qdrant Edge shard folders) are tested in test_edge_version
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +25,7 @@ from bookrag.ingestion.ingestor import Ingestor
 from bookrag.ingestion.versions import list_versions, publish, rollback
 from bookrag.services.container import container_for
 from bookrag.web.app import create_app
-from tests.support.edge import editions_in, write_edition
+from tests.support.edge import ask_across_switch, editions_in, write_edition
 from tests.support.qdrant_aliases import QdrantAliases
 from tests.support.stubs import Reply, StubServer
 
@@ -130,45 +128,13 @@ def test_no_request_sees_two_versions_while_an_ingest_switches(
     old = versioned(write_edition(tmp_path / "v1", "alpha")).book_version
     new_book = write_edition(tmp_path / "v2", "beta")
     client = TestClient(create_app("all"))
-    switched = threading.Event()
-    saw_new = threading.Event()
-    seen: list[tuple[str, str | None, set[str]]] = []
-
-    def ask(path: str, body: dict[str, Any]) -> None:
-        # Until the switch is done and a request has been answered from the new version.
-        answered = False
-        while not (switched.is_set() and saw_new.is_set()):
-            response = client.post(path, json=body)
-            assert response.status_code == 200, response.text
-            data = response.json()
-            texts = [c["content_text"] for c in data["retrieved_chunks"]] if "retrieved_chunks" in data \
-                else [data["context"]]
-            header = response.headers["x-book-version"]
-            assert data["book_version"] == header
-            seen.append((header, data["book_version"], editions_in(texts)))
-            if header != old.label:
-                saw_new.set()
-            if not answered:
-                answered = True
-                started.wait(timeout=120)  # every route answers the old version once before the switch
-
     questions = [("/api/retrieve", {"query": "How is the robot arm calibrated?", "score_threshold": 0}),
                  ("/api/tools/retrieve_book_context", {"query": "How does a lidar measure distance?"})]
-    started = threading.Barrier(len(questions) + 1)
-    with ThreadPoolExecutor(len(questions)) as pool:
-        running = [pool.submit(ask, path, body) for path, body in questions]
-        try:
-            started.wait(timeout=120)
-            new = versioned(new_book).book_version
-        finally:
-            switched.set()
-        assert saw_new.wait(120)
-        for future in running:
-            future.result()
+    seen, new = ask_across_switch(client, questions, old.label, lambda: versioned(new_book).book_version.label)
 
-    by_label = {old.label: {"alpha"}, new.label: {"beta"}}
-    assert {label for label, _, _ in seen} == set(by_label)  # both versions were served while it ran
-    for label, _, editions in seen:
+    by_label = {old.label: {"alpha"}, new: {"beta"}}
+    assert {label for label, _ in seen} == set(by_label)  # both versions were served while it ran
+    for label, editions in seen:
         assert editions == by_label[label], (label, editions)  # every response one version, and it says which
 
 

@@ -18,7 +18,6 @@ import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
@@ -38,6 +37,7 @@ from bookrag.web.app import create_app
 from tests.support.edge import (
     OPEN_AND_HOLD,
     PUBLISH_AND_HOLD,
+    ask_across_switch,
     child_env,
     editions_in,
     read_line,
@@ -149,54 +149,17 @@ def test_no_response_mixes_two_versions_while_an_ingest_switches(edge: Settings,
     old = publish_book(edge, write_edition(tmp_path / "v1", "alpha")).book_version
     new_book = write_edition(tmp_path / "v2", "beta")
     client = TestClient(create_app("all"))
-    switched, saw_new = threading.Event(), threading.Event()
-    seen: list[tuple[str, set[str]]] = []
-
-    def ask(path: str, body: dict[str, Any]) -> None:
-        # Until the switch is done and this route has answered from the new version.
-        answered_new = False
-        answered = False
-        while not (switched.is_set() and answered_new):
-            response = client.post(path, json=body)
-            assert response.status_code == 200, response.text
-            data = response.json()
-            label = response.headers["x-book-version"]
-            if "retrieved_chunks" in data:
-                texts = [c["content_text"] for c in data["retrieved_chunks"]]
-            elif "context" in data:
-                texts = [data["context"]]
-            else:
-                assert not data["is_refusal"], data
-                texts = [data["answer"]]
-            if "book_version" in data:
-                assert data["book_version"] == label
-            seen.append((label, editions_in(texts)))
-            if label != old.label:
-                answered_new = True
-                saw_new.set()
-            if not answered:
-                answered = True
-                started.wait(timeout=120)  # every route answers the old version once before the switch
-
     questions = [("/api/retrieve", {"query": CALIBRATION, "score_threshold": 0}),
                  ("/api/tools/retrieve_book_context", {"query": "How does a lidar measure distance?"}),
                  ("/api/answer", {"query": "How does a lidar scanner measure distance?"})]
-    started = threading.Barrier(len(questions) + 1)
 
     # WHEN another thread publishes the second version while they run
-    with ThreadPoolExecutor(len(questions)) as pool:
-        running = [pool.submit(ask, path, body) for path, body in questions]
-        try:
-            started.wait(timeout=120)
-            new = publish_book(edge, new_book).book_version
-        finally:
-            switched.set()
-        for future in running:
-            future.result()
+    seen, new = ask_across_switch(client, questions, old.label,
+                                  lambda: publish_book(edge, new_book).book_version.label)
 
     # THEN both versions were served, and every response's chunks and stamp are one version
-    by_label = {old.label: {"alpha"}, new.label: {"beta"}}
-    assert saw_new.is_set() and {label for label, _ in seen} == set(by_label)
+    by_label = {old.label: {"alpha"}, new: {"beta"}}
+    assert {label for label, _ in seen} == set(by_label)
     for label, editions in seen:
         assert editions == by_label[label], (label, editions)
 
@@ -388,19 +351,20 @@ def test_a_server_keeps_answering_while_other_processes_publish_and_roll_back(
     try:
         with ThreadPoolExecutor(1) as pool:
             asking = pool.submit(ask)
-            until_served(old.book_version.label)
-            # WHEN another process publishes a second version, and a third rolls it back
-            published = cli("ingest", str(write_edition(tmp_path / "v2", "beta")), "--atomic", "--json")
-            assert published.returncode == 0, published.stderr[-2000:]
-            new = json.loads(published.stdout)["book_version"]["label"]
-            until_served(new)
-            rolled = cli("rollback", "--json")
-            assert rolled.returncode == 0, rolled.stderr[-2000:]
-            until_served(old.book_version.label)
-            stop.set()
+            try:
+                until_served(old.book_version.label)
+                # WHEN another process publishes a second version, and a third rolls it back
+                published = cli("ingest", str(write_edition(tmp_path / "v2", "beta")), "--atomic", "--json")
+                assert published.returncode == 0, published.stderr[-2000:]
+                new = json.loads(published.stdout)["book_version"]["label"]
+                until_served(new)
+                rolled = cli("rollback", "--json")
+                assert rolled.returncode == 0, rolled.stderr[-2000:]
+                until_served(old.book_version.label)
+            finally:
+                stop.set()  # inside the pool's `with`: its exit waits for `ask`, which stops only on this
             asking.result()
     finally:
-        stop.set()
         server.stop()
 
     # THEN it answered throughout, from each version in turn, never from two in one response

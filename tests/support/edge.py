@@ -9,7 +9,9 @@ import stat
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -172,3 +174,60 @@ def run_read_only(script: str, shipped: Path, scratch: Path) -> dict[str, Any]:
     assert out.returncode == 0, out.stderr[-2000:]
     result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
     return result
+
+
+def response_texts(data: dict[str, Any]) -> list[str]:
+    """The book text a retrieve, context or answer response carries."""
+    if "retrieved_chunks" in data:
+        return [c["content_text"] for c in data["retrieved_chunks"]]
+    if "context" in data:
+        return [data["context"]]
+    assert not data["is_refusal"], data
+    return [data["answer"]]
+
+
+_AFTER_SWITCH = 50  # requests a route may send after the switch before it must have had the new version
+
+
+def ask_across_switch(client: Any, questions: list[tuple[str, dict[str, Any]]], old_label: str,
+                      publish: Callable[[], str]) -> tuple[list[tuple[str, set[str]]], str]:
+    """Every route of `questions` asked over and over (one thread each, through `client`) while `publish()`
+    runs here and returns the new version's label: each route answers the old version once before the
+    publish starts, and keeps asking until it is answered from the new one. Returns each response's
+    (version label, editions of its text) and the new label. Fails, never hangs: when the publish fails,
+    or a route is still served the old version `_AFTER_SWITCH` requests after the switch."""
+    started = threading.Barrier(len(questions) + 1)
+    switched, stop = threading.Event(), threading.Event()
+    seen: list[tuple[str, set[str]]] = []
+
+    def ask(path: str, body: dict[str, Any]) -> None:
+        answered, after = False, 0
+        while not stop.is_set():
+            response = client.post(path, json=body)
+            assert response.status_code == 200, response.text
+            data = response.json()
+            label = response.headers["x-book-version"]
+            if "book_version" in data:
+                assert data["book_version"] == label
+            seen.append((label, editions_in(response_texts(data))))
+            if not answered:
+                answered = True
+                started.wait(timeout=120)  # every route answers the old version once before the switch
+            if switched.is_set():
+                if label != old_label:
+                    return
+                after += 1
+                assert after <= _AFTER_SWITCH, f"{path} was never answered from the new version"
+
+    with ThreadPoolExecutor(len(questions)) as pool:
+        running = [pool.submit(ask, path, body) for path, body in questions]
+        try:
+            started.wait(timeout=120)
+            new_label = publish()
+            switched.set()
+        finally:
+            if not switched.is_set():
+                stop.set()  # the publish failed: the routes stop, the failure is what the test reports
+        for future in running:
+            future.result()
+    return seen, new_label
