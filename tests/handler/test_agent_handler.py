@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import json
 import re
 from typing import Any
 
@@ -12,6 +11,7 @@ import pytest
 from bookrag.contracts.agent import REFUSAL
 from bookrag.services.container import current
 from tests.support.events import body_of
+from tests.support.sse import parse
 from tests.support.stubs import StubServer
 from tests.support.upstreams import model_says
 
@@ -84,8 +84,7 @@ def _sse(response: dict[str, Any]) -> list[tuple[str, Any]]:
     raw = response["body"]
     if response.get("isBase64Encoded"):
         raw = base64.b64decode(raw).decode()
-    blocks = [b.split("\n") for b in raw.split("\n\n") if b]
-    return [(kind.removeprefix("event: "), json.loads(data.removeprefix("data: "))) for kind, data in blocks]
+    return parse(raw)
 
 
 def test_answer_stream_behind_mangum_is_the_whole_event_stream_at_once(agent_handler: Any, invoke: Any) -> None:

@@ -17,11 +17,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from tests.support.stubs import Recorded, Reply, StubServer
-from tests.support.upstreams import qdrant_collection_info
-
-
-def _ok(result: Any) -> Reply:
-    return Reply(200, {"result": result, "status": "ok", "time": 0.0001})
+from tests.support.upstreams import qdrant_collection_info, qdrant_ok
 
 
 def _not_found(name: str) -> Reply:
@@ -44,7 +40,7 @@ class QdrantAliases:
 
     def _aliases(self, req: Recorded) -> Reply:
         with self.lock:
-            return _ok({"aliases": [{"alias_name": a, "collection_name": c} for a, c in self.aliases.items()]})
+            return qdrant_ok({"aliases": [{"alias_name": a, "collection_name": c} for a, c in self.aliases.items()]})
 
     def _change(self, req: Recorded) -> Reply:
         actions = req.json()["actions"]
@@ -65,23 +61,23 @@ class QdrantAliases:
                     spec = action["rename_alias"]
                     aliases[spec["new_alias_name"]] = aliases.pop(spec["old_alias_name"])
             self.aliases = aliases
-        return _ok(True)
+        return qdrant_ok(True)
 
     def _collections(self, req: Recorded) -> Reply:
         path = req.path.split("?", 1)[0]
         parts = [unquote(p) for p in path.split("/")[2:]]
         with self.lock:
             if not parts:
-                return _ok({"collections": [{"name": n} for n in sorted(self.collections)]})
+                return qdrant_ok({"collections": [{"name": n} for n in sorted(self.collections)]})
             name = self.aliases.get(parts[0], parts[0])
             if parts[1:] == ["exists"]:
-                return _ok({"exists": name in self.collections})
+                return qdrant_ok({"exists": name in self.collections})
             if name not in self.collections:
                 return _not_found(parts[0])
             if req.method == "DELETE":
                 del self.collections[name]
                 self.aliases = {a: c for a, c in self.aliases.items() if c != name}
-                return _ok(True)
+                return qdrant_ok(True)
             info = qdrant_collection_info()
             body = json.loads(json.dumps(info.body))
             body["result"]["config"]["metadata"].update(self.collections[name])

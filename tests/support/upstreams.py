@@ -48,16 +48,17 @@ def embed_reply(dim: int = 1024) -> ReplySpec:
     return reply
 
 
-def _ok(result: Any) -> Reply:
+def qdrant_ok(result: Any) -> Reply:
+    """Qdrant's REST envelope around `result`."""
     return Reply(200, {"result": result, "status": "ok", "time": 0.0001})
 
 
 def qdrant_exists(exists: bool = True) -> Reply:
-    return _ok({"exists": exists})
+    return qdrant_ok({"exists": exists})
 
 
 def qdrant_collection_info(embedder: str = COHERE_EMBEDDER, dim: int = COHERE_DIM, points: int = 1) -> Reply:
-    return _ok({
+    return qdrant_ok({
         "status": "green", "optimizer_status": "ok", "indexed_vectors_count": 0, "points_count": points,
         "segments_count": 1,
         "config": {
@@ -86,7 +87,7 @@ def chunk_payload(source_file: str = "module-1-ros2/installation.md", index: int
 def qdrant_query(dim: int = COHERE_DIM) -> Reply:
     """One point whose dense vector equals the stub embedder's: cosine 1.0, above every threshold."""
     payload = chunk_payload()
-    return _ok({"points": [{"id": payload["chunk_id"], "version": 0, "score": 0.9, "payload": payload,
+    return qdrant_ok({"points": [{"id": payload["chunk_id"], "version": 0, "score": 0.9, "payload": payload,
                             "vector": {"dense": unit_vector(dim)}}]})
 
 
@@ -95,7 +96,7 @@ def serve_qdrant(stub: StubServer, *, exists: ReplySpec | None = None, info: Rep
     """Answer the paths a search uses (the alias lookup, then the collection's three); each defaults to a
     healthy reply. No alias: the collection is read by its own name."""
     base = f"/collections/{collection}"
-    stub.on("/aliases", _ok({"aliases": []}))
+    stub.on("/aliases", qdrant_ok({"aliases": []}))
     stub.on(f"{base}/exists", exists or qdrant_exists())
     stub.on(f"{base}/points/query", query or qdrant_query())
     stub.on(base, info or qdrant_collection_info())
