@@ -184,7 +184,8 @@ def test_a_stream_never_shows_what_the_final_check_refuses(agent_with: Callable[
 
     events = list(agent.events("What do the maintenance notes say about cable sleeves?"))
 
-    assert all(call.json()["stream"] for call in stub.calls(PATH))  # the model's text arrived piece by piece
+    calls = stub.calls(PATH)
+    assert calls and all(call.json()["stream"] for call in calls)  # the model's text arrived piece by piece
     assert [e.kind for e in events][-1] == "final"
     assert events[-1].response.refusal_reason == "unsafe_output"
     streamed = "".join(e.text for e in events if e.kind == "delta")

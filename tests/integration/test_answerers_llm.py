@@ -336,7 +336,8 @@ def faults() -> dict[str, tuple[Reply, type[errors.BookRAGError], int, int]]:
         "malformed-first-chunk": (sse_reply(b"data: {" + UPSTREAM_DETAIL.encode() + b"\n\n"), UNAVAILABLE, 2, 0),
         # After text: never retried (the reader has it); the sentence sent stays, the error follows.
         "stalls-after-text": (sse_reply(FIRST_SENTENCE, "Python ", Hold(), end=False), TIMEOUT, 1, 1),
-        "malformed-after-text": (sse_reply(FIRST_SENTENCE, "Python ", b"data: {not json\n\n"), UNAVAILABLE, 1, 1),
+        "malformed-after-text": (sse_reply(FIRST_SENTENCE, "Python ", b"data: {" + UPSTREAM_DETAIL.encode() + b"\n\n"),
+                                 UNAVAILABLE, 1, 1),
         "connection-cut-after-text": (sse_reply(FIRST_SENTENCE, "Python ", CUT, end=False), UNAVAILABLE, 1, 1),
         "ends-before-finishing": (sse_reply(FIRST_SENTENCE, "Python ", end=False), UNAVAILABLE, 1, 1),
     }
