@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.env import without_our_vars
 from tests.support.paths import ROOT, SAMPLE_DOCS
 
 # Four chapters of the sample book: enough chunks for several files and filters, quick to embed.
@@ -104,7 +105,8 @@ def editions_in(texts: list[str]) -> set[str]:
 
 
 def child_env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.upper().startswith(("QDRANT_", "EMBEDDING_", "COHERE_"))}
+    """A child process's environment: none of the developer's settings of ours, this checkout's code."""
+    env = without_our_vars()
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT / "shared"), str(ROOT), env.get("PYTHONPATH")) if p)
     env["OPENBLAS_NUM_THREADS"] = "1"
     env.update(extra)
