@@ -51,6 +51,7 @@ import shutil
 import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from functools import lru_cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -361,18 +362,27 @@ def retire(folder: Path) -> None:
         handle.close()
 
 
+@contextmanager
+def _engine_errors(what: str) -> Iterator[None]:
+    """The engine's own exceptions as our `StoreError` (logged by type only: its text may name paths);
+    ours pass through."""
+    try:
+        yield
+    except errors.BookRAGError:
+        raise
+    except Exception as exc:
+        logger.warning(f"embedded book index {what} failed", extra={"error_type": type(exc).__name__})
+        raise errors.StoreError() from None
+
+
 def flush_shard(folder: Path) -> bool:
     """Open `folder`'s shard (this process's handle, or a new one: `StoreLockedError` when another process
     holds it) and write everything it holds to disk; False when there is no shard."""
     handle = _open(folder)
     if handle is None:
         return False
-    with handle.write_lock:
-        try:
-            handle.shard.flush()
-        except Exception as exc:
-            logger.warning("embedded book index flush failed", extra={"error_type": type(exc).__name__})
-            raise errors.StoreError() from None
+    with handle.write_lock, _engine_errors("flush"):
+        handle.shard.flush()
     return True
 
 
@@ -550,12 +560,8 @@ class EdgeStore:
     def _call(self, fn: Callable[[qe.EdgeShard], T]) -> T:
         handle = self._checkout()
         try:
-            return fn(handle.shard)
-        except errors.BookRAGError:
-            raise
-        except Exception as exc:
-            logger.warning("embedded book index call failed", extra={"error_type": type(exc).__name__})
-            raise errors.StoreError() from None
+            with _engine_errors("call"):
+                return fn(handle.shard)
         finally:
             _release(handle)
 
@@ -564,11 +570,8 @@ class EdgeStore:
         try:
             with handle.write_lock:
                 handle.dirty = True
-                try:
+                with _engine_errors("write"):
                     fn(handle.shard)
-                except Exception as exc:
-                    logger.warning("embedded book index write failed", extra={"error_type": type(exc).__name__})
-                    raise errors.StoreError() from None
         finally:
             _release(handle)
 
@@ -623,11 +626,9 @@ class EdgeStore:
     def describe(self) -> dict[str, Any]:
         handle = self._checkout()
         try:
-            meta = self._metadata(handle)
-            points = handle.shard.info().points_count
-        except Exception as exc:
-            logger.warning("embedded book index call failed", extra={"error_type": type(exc).__name__})
-            raise errors.StoreError() from None
+            with _engine_errors("call"):
+                meta = self._metadata(handle)
+                points = handle.shard.info().points_count
         finally:
             _release(handle)
         return {"embedder": meta.get("embedder"), "dimension": meta.get("dimension"), "points": int(points)}
@@ -707,12 +708,9 @@ class EdgeStore:
             with handle.write_lock:
                 if not handle.dirty:
                     return
-                try:
+                with _engine_errors("optimise"):
                     handle.shard.optimize()
                     handle.shard.flush()
-                except Exception as exc:
-                    logger.warning("embedded book index optimise failed", extra={"error_type": type(exc).__name__})
-                    raise errors.StoreError() from None
                 handle.dirty = False
         finally:
             _release(handle)
@@ -735,11 +733,8 @@ class EdgeStore:
             while True:
                 request = qe.ScrollRequest(offset=offset, limit=_SCROLL_PAGE, filter=flt, with_payload=fields,
                                            with_vector=False)
-                try:
+                with _engine_errors("call"):
                     records, offset = _scroll_page(request, handle.shard)
-                except Exception as exc:
-                    logger.warning("embedded book index call failed", extra={"error_type": type(exc).__name__})
-                    raise errors.StoreError() from None
                 for record in records:
                     yield dict(record.payload or {})
                 if offset is None:
