@@ -210,13 +210,13 @@ class Ingestor:
             ))
         return out
 
-    def run(self, root: Path, version: BookVersion | None = None) -> IngestReport:
-        """Ingest the docs under `root`; `version`: the one to record (else computed from the files)."""
+    def run(self, root: Path) -> IngestReport:
+        """Ingest the docs under `root`, recording the book version its files make."""
         report = IngestReport()
         if not root.is_dir():
             raise DocumentError(f"Not a folder: {root.name}")
         files = self.load(root, report)
-        return self.ingest(files, report, version or self.version_of(files, root))
+        return self.ingest(files, report, self.version_of(files, root))
 
     def ingest(self, files: list[SourceFile], report: IngestReport, version: BookVersion) -> IngestReport:
         started = time.perf_counter()
