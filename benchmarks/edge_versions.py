@@ -125,11 +125,13 @@ def serve_while_publishing(settings: Settings, book: Path) -> dict[str, Any]:
     asking = threading.Thread(target=ask)
     asking.start()
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "bookrag.devtools.cli", "ingest", str(book), "--atomic"], check=True,
-                   capture_output=True, env=cli_env(settings.qdrant_path), cwd=ROOT)
-    ingest_s = time.perf_counter() - started
-    done.set()
-    asking.join()
+    try:
+        subprocess.run([sys.executable, "-m", "bookrag.devtools.cli", "ingest", str(book), "--atomic"],
+                       check=True, capture_output=True, env=cli_env(settings.qdrant_path), cwd=ROOT)
+        ingest_s = time.perf_counter() - started
+    finally:
+        done.set()  # a failed ingest must not leave the asking thread keeping the process alive
+        asking.join()
     ordered = sorted(latencies)
     return {"ingest_wall_s": round(ingest_s, 3), "searches": len(latencies), "errors": len(failures),
             "p50_ms": round(statistics.median(ordered), 2),

@@ -38,12 +38,13 @@ from typing import Any
 
 import httpx
 
+from bookrag.contracts.agent import REFUSAL
+
 ROOT = Path(__file__).resolve().parents[1]
 QUESTIONS = ROOT / "eval" / "agent-sample-book.jsonl"
 OUT = ROOT / "benchmarks"
 TOKEN_PACE_S = 0.025  # 40 words a second, about a hosted model's pace
 WORDS_PER_SENTENCE = 20
-REFUSAL = "This question is not answered in the book."
 
 
 def free_port() -> int:
