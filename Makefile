@@ -76,6 +76,7 @@ $(RIC_VENV)/.installed:
 bench: setup
 	$(PY) benchmarks/suite.py
 	$(PY) benchmarks/mcp_bench.py
+	$(PY) benchmarks/stream_early_lead.py
 	$(PY) benchmarks/stream_bench.py
 	$(PY) benchmarks/scaling.py
 
