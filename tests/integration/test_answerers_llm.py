@@ -512,6 +512,7 @@ COHERE_TEXT = "Build with colcon build --symlink-install. Python files are then 
 COHERE_CITATIONS = [(0, COHERE_TEXT.index("."), ["S1"]),
                     (COHERE_TEXT.index(".") + 2, len(COHERE_TEXT) - 1, ["S1", "S2"])]
 WORDS = len(words(COHERE_TEXT))
+UNREADABLE_EVENT = b"event: content-delta\ndata: {" + UPSTREAM_DETAIL.encode() + b"\n\n"
 
 
 @cohere_sdk_warnings
@@ -540,10 +541,15 @@ def test_cohere_stream_yields_its_text_and_returns_answer_s_draft(cohere_agent: 
     (lambda: Reply(200, stream=cohere_stream(COHERE_TEXT, [], Hold(), end=False)), TIMEOUT, 1, WORDS),
     (lambda: Reply(200, stream=cohere_stream(COHERE_TEXT, [], CUT, end=False)), UNAVAILABLE, 1, WORDS),
     (lambda: Reply(200, stream=cohere_stream(COHERE_TEXT, [], end=False)), UNAVAILABLE, 1, WORDS),
-], ids=["500", "hang", "stalls-after-text", "connection-cut-after-text", "ends-without-message-end"])
+    # An event the SDK cannot read is skipped by it (and logged, raw): the reply would have a hole.
+    (lambda: Reply(200, stream=cohere_stream("", [], UNREADABLE_EVENT, *cohere_stream(COHERE_TEXT, [])[2:])),
+     UNAVAILABLE, 2, 0),
+    (lambda: Reply(200, stream=cohere_stream(COHERE_TEXT, [], UNREADABLE_EVENT)), UNAVAILABLE, 1, WORDS),
+], ids=["500", "hang", "stalls-after-text", "connection-cut-after-text", "ends-without-message-end",
+        "unreadable-event-before-text", "unreadable-event-after-text"])
 def test_cohere_stream_failures(cohere_agent: Callable[..., BookRAGAgent], stub: StubServer,
                                 reply: Callable[[], Reply], error: type[errors.BookRAGError], calls: int,
-                                streamed: int) -> None:
+                                streamed: int, caplog: pytest.LogCaptureFixture) -> None:
     stub.on("/v2/chat", reply())
     agent = cohere_agent(llm_timeout_s=0.5)
     assert isinstance(agent.answerer, StreamingAnswerer)
@@ -555,3 +561,4 @@ def test_cohere_stream_failures(cohere_agent: Callable[..., BookRAGAgent], stub:
 
     assert len(received) == streamed and len(stub.calls("/v2/chat")) == calls
     assert UPSTREAM_DETAIL not in str(caught.value)
+    assert UPSTREAM_DETAIL not in caplog.text  # the upstream's words are not ours to log

@@ -9,8 +9,10 @@ calls go through `call_cohere`, whose policy bounds both the attempts and the wa
 from __future__ import annotations
 
 import email.utils
+import logging
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from bookrag import errors
@@ -32,6 +34,8 @@ def build_client(settings: Settings) -> cohere.ClientV2:
 
     if settings.cohere_api_key is None:
         raise errors.ConfigError("COHERE_API_KEY is not set")
+    for name in _SDK_LOGGERS:  # once each: the same filter object is not added twice
+        logging.getLogger(None if name == "root" else name).addFilter(_UNREADABLE)
     return cohere.ClientV2(
         api_key=settings.cohere_api_key.get_secret_value(),
         base_url=settings.cohere_base_url,
@@ -61,6 +65,52 @@ def warm_up_replies() -> None:
 
 Family = Literal["embedding", "answer"]
 ClientProvider = Callable[[], "cohere.ClientV2"]
+
+# Where the SDK logs a stream event it cannot read, with the raw event: the root logger when it skips
+# the event, its own when it reads the unparsable data as an empty event instead.
+_SDK_LOGGERS = ("root", "cohere.core.pydantic_utilities")
+_SDK_UNREADABLE = ("Skipping SSE event", "Unexpected error processing SSE event", "Failed to parse SSE data")
+
+
+class _UnreadableEvents(logging.Filter):
+    """The SDK drops a stream event it cannot read and logs the raw event. That text is the upstream's,
+    not ours to log, and the dropped event leaves a hole in the reply: the record is dropped, and
+    counted for the stream this thread is reading (`next_event`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._thread = threading.local()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.name not in _SDK_LOGGERS or not str(record.msg).startswith(_SDK_UNREADABLE):
+            return True
+        self._thread.skipped = self.skipped() + 1
+        return False
+
+    def skipped(self) -> int:
+        return int(getattr(self._thread, "skipped", 0))
+
+    def reset(self) -> None:
+        self._thread.skipped = 0
+
+
+_UNREADABLE = _UnreadableEvents()
+
+
+def next_event(events: Iterator[Any], family: Family) -> Any:
+    """The next event of an SDK stream, or None at its end. Its failures become our errors; an event
+    the SDK could not read (and dropped) is the family's unavailable error (recoverable): what is left
+    of the reply would read as whole, with a piece missing."""
+    _UNREADABLE.reset()
+    try:
+        event = next(events, None)
+    except errors.BookRAGError:
+        raise
+    except Exception as exc:
+        raise translate_cohere_error(exc, family) from None
+    if _UNREADABLE.skipped():
+        raise _FAMILIES[family]["unavailable"]()
+    return event
 
 
 def call_cohere(fn: Callable[[RequestOptions], T], family: Family, *, timeout_s: float | Callable[[], float],

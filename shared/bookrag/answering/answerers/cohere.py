@@ -8,6 +8,8 @@ markers in the text, so the agent verifies them like any other answerer's.
 `content-delta` events as they arrive. Cohere sends each citation as its own `citation-start` event,
 usually after the text it cites has streamed, so the streamed text carries no markers: they are
 placed once the stream has ended, exactly as `answer` places them, and the final draft has them.
+An event the SDK cannot read, which it would drop and log raw, ends the stream as unavailable
+(`adapters.cohere.next_event`): retried before the first text, like any failure there.
 """
 
 from __future__ import annotations
@@ -15,10 +17,10 @@ from __future__ import annotations
 from collections.abc import Generator, Iterator
 from typing import TYPE_CHECKING, Any
 
-from bookrag.adapters.cohere import ClientProvider, call_cohere, translate_cohere_error
+from bookrag.adapters.cohere import ClientProvider, call_cohere, next_event
 from bookrag.answering.answerers.base import SYSTEM_PROMPT, Deadline, DocumentSet, Draft, Retrieve, is_refusal_text
 from bookrag.domain.models import SearchHit
-from bookrag.errors import AnswerError, AnswerUnavailableError, BookRAGError
+from bookrag.errors import AnswerError, AnswerUnavailableError
 
 if TYPE_CHECKING:
     from cohere.core.request_options import RequestOptions
@@ -68,7 +70,10 @@ class CohereAnswerer:
         def opened(options: RequestOptions) -> tuple[Iterator[Any], Any]:
             events = iter(self._client().chat_stream(**request, request_options=options))
             try:  # up to the first text, a failure is retried: nothing has been yielded yet
-                return events, next((e for e in events if _text_of(e) or e.type == "message-end"), None)
+                event = next_event(events, "answer")
+                while event is not None and not (_text_of(event) or event.type == "message-end"):
+                    event = next_event(events, "answer")
+                return events, event
             except BaseException:
                 _close(events)
                 raise
@@ -92,7 +97,7 @@ class CohereAnswerer:
                     ended = not getattr(event.delta, "error", None)
                     break
                 deadline.check()
-                event = _next_event(events)
+                event = next_event(events, "answer")
         finally:
             _close(events)
         if not ended:  # cut off, or the model reported an error: what arrived is not a whole reply
@@ -112,16 +117,6 @@ def _text_of(event: Any) -> str:
     content = getattr(getattr(getattr(event, "delta", None), "message", None), "content", None)
     text = getattr(content, "text", None)  # a reasoning model's `thinking` is not the answer
     return text if isinstance(text, str) else ""
-
-
-def _next_event(events: Iterator[Any]) -> Any:
-    """The next event, or None at the end; SDK and transport failures as our typed errors."""
-    try:
-        return next(events, None)
-    except BookRAGError:
-        raise
-    except Exception as exc:
-        raise translate_cohere_error(exc, "answer") from None
 
 
 def _close(events: Iterator[Any]) -> None:
