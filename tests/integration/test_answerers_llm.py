@@ -363,6 +363,29 @@ def test_a_failing_stream_ends_in_the_error_event_answer_s_mapping_gives(agent_w
     assert UPSTREAM_DETAIL not in body and "Traceback" not in body and "127.0.0.1" not in body
 
 
+def test_a_stream_shows_only_what_the_final_answer_keeps(agent_with: Callable[..., BookRAGAgent],
+                                                        stub: StubServer) -> None:
+    # GIVEN a model whose answer holds a sentence its cited chunk does not support, one that cites a
+    # document it was never shown, and one without a marker that belongs to the next marked sentence
+    supported = "Build with colcon build --symlink-install [S1]."
+    unsupported = "Quantum annealing schedules the Jupiter fleet's warp coils [S1]."
+    unknown = "The secret tuning guide recommends tripling every gain [S9]."
+    unmarked, tail = "Python files are then linked.", "They are not copied [S1]."
+    stub.on(OPENAI_PATH, model_says(" ".join([supported, unsupported, unknown, unmarked, tail])))
+    agent = agent_with(llm_provider="openai", openai_api_key=KEY, openai_base_url=stub.url + "/v1")
+
+    events = list(agent.events(QUESTION))
+
+    # THEN the streamed text is exactly the final answer: the dropped sentences were never shown
+    final = events[-1].response
+    deltas = [e.text for e in events if e.kind == "delta"]
+    assert stub.calls(OPENAI_PATH)[-1].json()["stream"] is True
+    assert not final.is_refusal and "".join(deltas) == final.answer
+    assert "--symlink-install" in final.answer and "linked" in final.answer
+    assert "Quantum" not in final.answer and "tripling" not in final.answer
+    assert len(deltas) >= 2  # sentence by sentence as they were judged, not all at the end
+
+
 # --- Cohere --------------------------------------------------------------------------------------------
 
 

@@ -43,9 +43,11 @@ from bookrag.answering.answerers.base import (
     SYSTEM_PROMPT,
     Answerer,
     Deadline,
+    DocumentSet,
     Draft,
+    StreamingAnswerer,
+    cited_labels,
     draft_sentences,
-    stream_draft,
 )
 from bookrag.answering.answerers.grounding import ground
 from bookrag.answering.answerers.spans import quotes_for
@@ -122,9 +124,10 @@ class BookRAGAgent:
     def events(self, query: str, conversation: Conversation | None = None, *,
                stream: bool = True) -> Iterator[AgentEvent]:
         """The same request as `run`, step by step: the retrieved sections (`sources`), the answer's
-        text as the answerer produces it (`delta`, streamed text that passes the leak guard so far),
-        then `final` with exactly the `Response` that `run` returns (citations verified, or the
-        refusal). `stream=False` skips the first two (what `run` does). Raises as `run` does."""
+        text as the answerer produces it (`delta`: the final answer so far, or a leak-checked preview
+        when the markers come only at the end; see `_streamed`), then `final` with exactly the
+        `Response` that `run` returns (citations verified, or the refusal). `stream=False` skips the
+        first two (what `run` does). Raises as `run` does."""
         question = validate_query(query)
         deadline = Deadline(AGENT_DEADLINE_S)
         ledger = Ledger()
@@ -139,22 +142,70 @@ class BookRAGAgent:
             standalone, asked, hits, extra = self._converse(question, conversation, deadline, ledger, retrieve)
         if not hits:
             response = self._refusal("no_relevant_context", self._nearest(standalone)).model_copy(update=extra)
-        else:
-            if stream:
-                yield AgentEvent("sources", sources=_sections(hits, NEAREST_SECTIONS * 2))
-                draft = yield from self._relay(stream_draft(self.answerer, asked, hits, retrieve, deadline))
-            else:
-                draft = self.answerer.answer(asked, hits, retrieve, deadline)
+        elif not stream:
+            draft = self.answerer.answer(asked, hits, retrieve, deadline)
             response = self._check(draft, ledger).model_copy(update=extra)
+        else:
+            yield AgentEvent("sources", sources=_sections(hits, NEAREST_SECTIONS * 2))
+            draft, sent, exact = yield from self._streamed(asked, hits, retrieve, deadline, ledger)
+            response = self._check(draft, ledger).model_copy(update=extra)
+            if exact and not response.is_refusal and response.answer.startswith(sent):
+                yield from _deltas(response.answer[len(sent):])
         logger.debug("answered", extra={"answerer": self.answerer.name, "refused": response.is_refusal,
                                        "refusal_reason": response.refusal_reason,
                                        "sources": len(response.sources)})
         yield AgentEvent("final", response=response)
 
-    def _relay(self, pieces: Generator[str, None, Draft]) -> Generator[AgentEvent, None, Draft]:
+    def _streamed(self, question: str, hits: list[SearchHit], retrieve: Callable[[str], list[SearchHit]],
+                  deadline: Deadline, ledger: Ledger) -> Generator[AgentEvent, None, tuple[Draft, str, bool]]:
+        """The answerer's draft, with `delta` events of its text as it is written: (the draft, the text
+        sent, whether that text is the start of the final answer, which then follows it).
+
+        The text sent is exactly the final answer so far when the answerer's text carries its markers
+        as it streams (`_checked`) or when it writes its draft at once (the extractive answerer, which
+        chooses its sentences together: its final answer then follows, sentence by sentence).
+        Otherwise (Cohere: markers only at the end) it is a preview, sentence by sentence (`_relay`)."""
+        answerer = self.answerer
+        if not isinstance(answerer, StreamingAnswerer):
+            return answerer.answer(question, hits, retrieve, deadline), "", True
+        documents = DocumentSet()
+        pieces = answerer.stream(question, hits, retrieve, deadline, documents)
+        if answerer.marks_inline:
+            draft, sent = yield from self._checked(pieces, documents, ledger)
+            return draft, sent, True
+        draft, sent = yield from self._relay(pieces)
+        return draft, sent, False
+
+    def _checked(self, pieces: Generator[str, None, Draft], documents: DocumentSet,
+                 ledger: Ledger) -> Generator[AgentEvent, None, tuple[Draft, str]]:
+        """The final check (`_check`) applied to the text so far, up to its last whole sentence with a
+        marker (an unmarked sentence is judged with the next marked one), and what it adds sent: a
+        sentence the final answer drops (unsupported, citing what was not retrieved, a leak) is never
+        shown. Returns the draft and the text sent."""
+        buffer, sent, judged = "", "", ""
+        while True:
+            try:
+                buffer += next(pieces)
+            except StopIteration as done:
+                return done.value, sent
+            whole = draft_sentences(buffer)[:-1]  # the last segment may still be growing
+            marked = [i for i, (sentence, _) in enumerate(whole) if cited_labels(sentence)]
+            if not marked:
+                continue
+            prefix = "".join(sentence + sep for sentence, sep in whole[: marked[-1] + 1])
+            if prefix == judged:
+                continue
+            judged = prefix
+            checked = self._check(Draft(prefix, citations=documents.citations()), ledger)
+            if not checked.is_refusal and checked.answer.startswith(sent) and checked.answer != sent:
+                yield from _deltas(checked.answer[len(sent):])
+                sent = checked.answer
+
+    def _relay(self, pieces: Generator[str, None, Draft]) -> Generator[AgentEvent, None, tuple[Draft, str]]:
         """Whole sentences of the draft as they come, markers numbered in order of appearance as the
-        final answer numbers them. Each is checked by the leak guard with everything sent before it:
-        text the final check would refuse as `unsafe_output` must not reach the reader first."""
+        final answer numbers them: a preview of an answer whose markers come at the end. Each is
+        checked by the leak guard with everything sent before it: text the final check would refuse
+        as `unsafe_output` must not reach the reader first. Returns the draft and the text sent."""
         buffer, sent, blocked = "", "", False
         numbers: dict[str, int] = {}
 
@@ -183,7 +234,7 @@ class BookRAGAgent:
                 buffer = segments[-1][0] + segments[-1][1]
         if not draft.refused:
             yield from release(draft_sentences(buffer))
-        return draft
+        return draft, sent
 
     def _converse(self, question: str, conversation: Conversation, deadline: Deadline, ledger: Ledger,
                   retrieve: Callable[[str], list[SearchHit]]
@@ -272,6 +323,13 @@ class AgentEvent:
     text: str = ""
     response: Response = field(default_factory=lambda: Response(answer="", sources=[], is_refusal=False,
                                                                 refusal_reason=""))
+
+
+def _deltas(text: str) -> Iterator[AgentEvent]:
+    """`text`, a piece of the final answer, as `delta` events sentence by sentence (joined, `text`)."""
+    lead = text[: len(text) - len(text.lstrip())]
+    for i, (sentence, sep) in enumerate(draft_sentences(text)):
+        yield AgentEvent("delta", text=(lead if i == 0 else "") + sentence + sep)
 
 
 def _numbered(text: str, numbers: dict[str, int]) -> str:

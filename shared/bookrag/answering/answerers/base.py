@@ -94,25 +94,15 @@ class Answerer(Protocol):
 
 @runtime_checkable
 class StreamingAnswerer(Answerer, Protocol):
-    """An answerer whose model streams: `stream` yields the draft's text as it arrives (markers
-    included) and returns the same `Draft` that `answer` would."""
+    """An answerer whose model streams: `stream` yields the draft's text as it arrives and returns the
+    same `Draft` that `answer` would. It labels the chunks it shows the model in `documents` when
+    given one, so that a caller can read the labels while the text streams. `marks_inline`: the
+    streamed text carries its `[S1]` markers as the draft will (else they are placed at the end)."""
 
-    def stream(self, question: str, hits: list[SearchHit], retrieve: Retrieve,
-               deadline: Deadline) -> Generator[str, None, Draft]: ...
+    marks_inline: bool
 
-
-def stream_draft(answerer: Answerer, question: str, hits: list[SearchHit], retrieve: Retrieve,
-                 deadline: Deadline) -> Generator[str, None, Draft]:
-    """The draft's text as it is produced, then the draft: the answerer's own `stream` when it has one;
-    otherwise its draft sentence by sentence once written (the extractive answerer chooses its
-    sentences together, so none is known before the others)."""
-    if isinstance(answerer, StreamingAnswerer):
-        return (yield from answerer.stream(question, hits, retrieve, deadline))
-    draft = answerer.answer(question, hits, retrieve, deadline)
-    if not draft.refused:
-        for sentence, sep in draft_sentences(draft.text):
-            yield sentence + sep
-    return draft
+    def stream(self, question: str, hits: list[SearchHit], retrieve: Retrieve, deadline: Deadline,
+               documents: DocumentSet | None = None) -> Generator[str, None, Draft]: ...
 
 
 _TOO_LONG = "The answer took too long; please try again"

@@ -94,17 +94,19 @@ class ChatCompletionsAnswerer:
                 draft: Draft = done.value
                 return draft
 
-    def stream(self, question: str, hits: list[SearchHit], retrieve: Retrieve,
-               deadline: Deadline) -> Generator[str, None, Draft]:
+    marks_inline = True  # the model writes the markers into its text
+
+    def stream(self, question: str, hits: list[SearchHit], retrieve: Retrieve, deadline: Deadline,
+               documents: DocumentSet | None = None) -> Generator[str, None, Draft]:
         """`answer`, yielding the model's text as it arrives; raises as `answer` does, also after
         some text has been yielded (the agent's stream then ends with its error event)."""
-        return (yield from self._tool_loop(question, hits, retrieve, deadline, streaming=True))
+        return (yield from self._tool_loop(question, hits, retrieve, deadline, streaming=True, docs=documents))
 
     def _tool_loop(self, question: str, hits: list[SearchHit], retrieve: Retrieve, deadline: Deadline, *,
-                  streaming: bool) -> Generator[str, None, Draft]:
+                   streaming: bool, docs: DocumentSet | None = None) -> Generator[str, None, Draft]:
         """The tool loop shared by `answer` and `stream`: the same requests (but `stream`), the same
         message handling, the same draft for the same model output."""
-        docs = DocumentSet()
+        docs = DocumentSet() if docs is None else docs
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": SYSTEM_PROMPT},
             {"role": "user", "content": user_message(question, docs.add(hits))},

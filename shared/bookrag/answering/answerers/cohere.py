@@ -38,8 +38,11 @@ class CohereAnswerer:
         self._client = client
         self.model = settings.llm_model or DEFAULT_MODEL
 
-    def _request(self, question: str, hits: list[SearchHit]) -> tuple[DocumentSet, dict[str, Any]]:
-        docs = DocumentSet()
+    marks_inline = False  # Cohere's citations are events of their own: the markers are placed at the end
+
+    def _request(self, question: str, hits: list[SearchHit],
+                 docs: DocumentSet | None = None) -> tuple[DocumentSet, dict[str, Any]]:
+        docs = DocumentSet() if docs is None else docs
         documents = [{"id": label, "data": {"title": hit.citation_label, "snippet": hit.text}}
                      for label, hit in docs.add(hits)]
         messages = [{"role": "system", "content": SYSTEM_PROMPT},
@@ -61,11 +64,11 @@ class CohereAnswerer:
                        if getattr(item, "type", "text") == "text")
         return _draft(_with_markers(text, message.citations or []), docs)
 
-    def stream(self, question: str, hits: list[SearchHit], retrieve: Retrieve,
-               deadline: Deadline) -> Generator[str, None, Draft]:
+    def stream(self, question: str, hits: list[SearchHit], retrieve: Retrieve, deadline: Deadline,
+               documents: DocumentSet | None = None) -> Generator[str, None, Draft]:
         """`answer`'s request, streamed: the reply's text as it arrives, then the same draft. Retried
         (once) only until its first text has been read; raises as `answer` does, also mid-stream."""
-        docs, request = self._request(question, hits)
+        docs, request = self._request(question, hits, documents)
 
         def opened(options: RequestOptions) -> tuple[Iterator[Any], Any]:
             events = iter(self._client().chat_stream(**request, request_options=options))
