@@ -43,6 +43,8 @@ def test_subject_of_a_question(question: str, subject: str) -> None:
     ("What is URDF?", "What is URDF?"),  # a new topic: left alone
     ("And which engine does Isaac Sim use?", "Which engine does Isaac Sim use?"),
     ("And how fast is the solver?", "How fast is the solver (Gazebo physics engine)?"),
+    ("And for soft bodies?", "Which Gazebo physics engine is the most accurate for soft bodies?"),
+    ("What about with many contacts?", "Which Gazebo physics engine is the most accurate with many contacts?"),
     ("What are good reasons not to use one?", "What are good reasons not to use Gazebo physics engine?"),
     ("Is the error that remains small?", "Is the error that remains small?"),
     ("Is this engine deterministic?", "Is this engine deterministic (Gazebo physics engine)?"),

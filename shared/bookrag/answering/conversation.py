@@ -72,6 +72,10 @@ _MAX_DEFINED_TOKENS = 8
 _SUBJECT_PRONOUNS = frozenset({"it", "they", "them", "he", "she", "him", "her"})
 _POSSESSIVES = frozenset({"its", "their", "his"})
 # "which one", "use one": "one" stands for the earlier subject ("one of them", "no one" do not).
+# "And for nonlinear systems?": a phrase opening with one of these narrows the earlier question; it is
+# not a new subject.
+_QUALIFIERS = frozenset({"for", "in", "on", "at", "with", "without", "during", "under", "over", "inside", "outside",
+                         "within", "across", "after", "before", "near", "beyond"})
 _ONE_AFTER = frozenset({"which", "the", "that", "this", "use", "pick", "choose", "need", "want", "buy", "get"})
 _DEMONSTRATIVES = frozenset({"this", "that", "these", "those"})
 _SWITCH = re.compile(r"^\s*(?:and\s+)?(?:what|how)\s+about\s+(.+?)\s*[?.!]*\s*$|^\s*and\s+(.+?)\s*\?+\s*$",
@@ -227,6 +231,8 @@ def resolve_follow_up(question: str, history: Sequence[Turn]) -> str:
         if whole and switch.group(2):
             question, continued = new[0].upper() + new[1:] + "?", True
         elif _own_content(new_toks) and not any(t.low in _SUBJECT_PRONOUNS | _POSSESSIVES for t in new_toks):
+            if new_toks[0].low in _QUALIFIERS:
+                return f"{_ends(earlier)} {new}?"  # "... used for in robotics for nonlinear systems?"
             replaced = earlier.replace(subject, new, 1)
             return replaced if replaced != earlier else f"{_ends(earlier)}: {new}?"
     substituted = _substitute(question, subject)
