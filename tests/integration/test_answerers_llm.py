@@ -386,6 +386,26 @@ def test_a_stream_shows_only_what_the_final_answer_keeps(agent_with: Callable[..
     assert len(deltas) >= 2  # sentence by sentence as they were judged, not all at the end
 
 
+def test_what_a_model_says_before_a_tool_call_is_not_streamed_as_the_answer(
+        agent_with: Callable[..., BookRAGAgent], stub: StubServer) -> None:
+    # GIVEN a model whose words before its tool call the book would support, then its cited answer
+    def cite_the_search(req: Recorded) -> Reply:
+        tool_result = [m["content"] for m in req.json()["messages"] if m["role"] == "tool"][-1]
+        label = re.findall(r'<document id="(S\d+)"', tool_result)[0]
+        return chat_reply(req, f"A costmap is built from layers [{label}].")
+
+    stub.on(OPENAI_PATH, model_says("Nav2 costmap layers [S1].", [tool_call("Nav2 costmap layers")]),
+            cite_the_search)
+    agent = agent_with(llm_provider="openai", openai_api_key=KEY, openai_base_url=stub.url + "/v1")
+
+    events = list(agent.events("Which layers make up a Nav2 costmap?"))
+
+    # THEN only the answer after the search was streamed, and it is the final answer
+    final = events[-1].response
+    assert len(stub.calls(OPENAI_PATH)) == 2 and not final.is_refusal
+    assert "".join(e.text for e in events if e.kind == "delta") == final.answer == "A costmap is built from layers [1]."
+
+
 # --- Cohere --------------------------------------------------------------------------------------------
 
 

@@ -45,6 +45,7 @@ from bookrag.answering.answerers.base import (
     Deadline,
     DocumentSet,
     Draft,
+    NotTheAnswer,
     StreamingAnswerer,
     cited_labels,
     draft_sentences,
@@ -185,9 +186,13 @@ class BookRAGAgent:
         buffer, sent, judged = "", "", ""
         while True:
             try:
-                buffer += next(pieces)
+                piece = next(pieces)
             except StopIteration as done:
                 return done.value, sent
+            if isinstance(piece, NotTheAnswer):
+                buffer = ""  # what the model said before a tool call; the draft holds what follows
+                continue
+            buffer += piece
             whole = draft_sentences(buffer)[:-1]  # the last segment may still be growing
             marked = [i for i, (sentence, _) in enumerate(whole) if cited_labels(sentence)]
             if not marked:

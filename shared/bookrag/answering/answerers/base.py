@@ -92,6 +92,11 @@ class Answerer(Protocol):
     def answer(self, question: str, hits: list[SearchHit], retrieve: Retrieve, deadline: Deadline) -> Draft: ...
 
 
+class NotTheAnswer(str):
+    """A streamed piece that ends text the model wrote before calling a tool ("Let me search."): its
+    words, but not its answer, which the draft will not hold."""
+
+
 @runtime_checkable
 class StreamingAnswerer(Answerer, Protocol):
     """An answerer whose model streams: `stream` yields the draft's text as it arrives and returns the

@@ -32,6 +32,7 @@ from bookrag.answering.answerers.base import (
     Deadline,
     DocumentSet,
     Draft,
+    NotTheAnswer,
     Retrieve,
     is_refusal_text,
     render_documents,
@@ -125,7 +126,7 @@ class ChatCompletionsAnswerer:
                 if streaming and message.get("content"):
                     # Text before a tool call ("Let me search.") has been streamed but is not the
                     # answer: a line break keeps the answer from running on from it.
-                    yield "\n"
+                    yield NotTheAnswer("\n")
                 messages.append({"role": "assistant", "content": message.get("content"), "tool_calls": calls})
                 messages.extend({"role": "tool", "tool_call_id": c["id"],
                                  "content": self._run_tool(c, docs, retrieve, deadline)} for c in calls)
