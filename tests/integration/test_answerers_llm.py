@@ -371,19 +371,46 @@ def test_a_stream_shows_only_what_the_final_answer_keeps(agent_with: Callable[..
     unsupported = "Quantum annealing schedules the Jupiter fleet's warp coils [S1]."
     unknown = "The secret tuning guide recommends tripling every gain [S9]."
     unmarked, tail = "Python files are then linked.", "They are not copied [S1]."
-    stub.on(OPENAI_PATH, model_says(" ".join([supported, unsupported, unknown, unmarked, tail])))
+    hold = Hold(bound_s=20)  # the model's last words wait until the reader has seen text
+    stub.on(OPENAI_PATH, Reply(200, stream=completion_chunks(
+        *words(" ".join([supported, unsupported, unknown, unmarked, tail])), hold, " That is all [S1].")))
+    agent = agent_with(llm_provider="openai", openai_api_key=KEY, openai_base_url=stub.url + "/v1")
+
+    events = []
+    for event in agent.events(QUESTION):
+        events.append(event)
+        if event.kind == "delta":
+            hold.release()
+
+    # THEN text was sent while the model was still writing, and the streamed text is exactly the final
+    # answer: the dropped sentences were never shown
+    final = events[-1].response
+    deltas = [e.text for e in events if e.kind == "delta"]
+    assert hold.released_in_time is True
+    assert not final.is_refusal and "".join(deltas) == final.answer
+    assert "--symlink-install" in final.answer and "linked" in final.answer
+    assert "Quantum" not in final.answer and "tripling" not in final.answer
+
+
+@pytest.mark.parametrize(("pieces", "refused"), [
+    # markers after the full stop, the group split between chunks: the sentence waits for all of them
+    (["Build with colcon build --symlink-install. ", "[S1] [", "S2] Python files are then linked [S1]."], False),
+    (["Build with colcon build --symlink-install [S1].", " [", "S2] Python files are then linked [S1]."], False),
+    # the model declines, then writes on: nothing is sent, and the answer is the refusal
+    (["This question is not answered in the book. ", "Build with colcon build --symlink-install [S1]. ",
+      "Python files are then linked [S1]."], True),
+], ids=["marker-group-split", "marker-after-a-marked-stop", "refusal-then-text"])
+def test_the_streamed_text_is_the_final_answer_however_the_pieces_fall(
+        agent_with: Callable[..., BookRAGAgent], stub: StubServer, pieces: list[str], refused: bool) -> None:
+    stub.on(OPENAI_PATH, Reply(200, stream=completion_chunks(*pieces)))
     agent = agent_with(llm_provider="openai", openai_api_key=KEY, openai_base_url=stub.url + "/v1")
 
     events = list(agent.events(QUESTION))
 
-    # THEN the streamed text is exactly the final answer: the dropped sentences were never shown
     final = events[-1].response
-    deltas = [e.text for e in events if e.kind == "delta"]
-    assert stub.calls(OPENAI_PATH)[-1].json()["stream"] is True
-    assert not final.is_refusal and "".join(deltas) == final.answer
-    assert "--symlink-install" in final.answer and "linked" in final.answer
-    assert "Quantum" not in final.answer and "tripling" not in final.answer
-    assert len(deltas) >= 2  # sentence by sentence as they were judged, not all at the end
+    assert final.is_refusal is refused
+    assert "".join(e.text for e in events if e.kind == "delta") == ("" if refused else final.answer)
+    assert all(e.text for e in events if e.kind == "delta")
 
 
 def test_what_a_model_says_before_a_tool_call_is_not_streamed_as_the_answer(

@@ -49,6 +49,7 @@ from bookrag.answering.answerers.base import (
     StreamingAnswerer,
     cited_labels,
     draft_sentences,
+    is_refusal_text,
 )
 from bookrag.answering.answerers.grounding import ground
 from bookrag.answering.answerers.spans import quotes_for
@@ -181,8 +182,11 @@ class BookRAGAgent:
                  ledger: Ledger) -> Generator[AgentEvent, None, tuple[Draft, str]]:
         """The final check (`_check`) applied to the text so far, up to its last whole sentence with a
         marker (an unmarked sentence is judged with the next marked one), and what it adds sent: a
-        sentence the final answer drops (unsupported, citing what was not retrieved, a leak) is never
-        shown. Returns the draft and the text sent."""
+        sentence the final answer drops (unsupported, citing what was not retrieved, a leak) is not
+        shown. Returns the draft and the text sent.
+
+        What is sent stays sent: a refusal, or a tool call, that the model writes after answering
+        text makes `final` differ from it (the stream then sends nothing more; `final` is the answer)."""
         buffer, sent, judged = "", "", ""
         while True:
             try:
@@ -193,7 +197,12 @@ class BookRAGAgent:
                 buffer = ""  # what the model said before a tool call; the draft holds what follows
                 continue
             buffer += piece
-            whole = draft_sentences(buffer)[:-1]  # the last segment may still be growing
+            segments = draft_sentences(buffer)
+            if not segments:
+                continue
+            # The last segment may still be growing; while it opens with "[", it may be markers that
+            # belong to the sentence before ("claim. [S1] [" + "S2]"), which then is not whole either.
+            whole = segments[:-2] if segments[-1][0].startswith("[") else segments[:-1]
             marked = [i for i, (sentence, _) in enumerate(whole) if cited_labels(sentence)]
             if not marked:
                 continue
@@ -201,6 +210,8 @@ class BookRAGAgent:
             if prefix == judged:
                 continue
             judged = prefix
+            if is_refusal_text(prefix):  # the model declines: `final` is the refusal
+                continue
             checked = self._check(Draft(prefix, citations=documents.citations()), ledger)
             if not checked.is_refusal and checked.answer.startswith(sent) and checked.answer != sent:
                 yield from _deltas(checked.answer[len(sent):])
@@ -333,7 +344,7 @@ class AgentEvent:
 def _deltas(text: str) -> Iterator[AgentEvent]:
     """`text`, a piece of the final answer, as `delta` events sentence by sentence (joined, `text`)."""
     lead = text[: len(text) - len(text.lstrip())]
-    for i, (sentence, sep) in enumerate(draft_sentences(text)):
+    for i, (sentence, sep) in enumerate(draft_sentences(text) if text.strip() else []):
         yield AgentEvent("delta", text=(lead if i == 0 else "") + sentence + sep)
 
 
