@@ -75,7 +75,9 @@ _SDK_UNREADABLE = ("Skipping SSE event", "Unexpected error processing SSE event"
 class _UnreadableEvents(logging.Filter):
     """The SDK drops a stream event it cannot read and logs the raw event. That text is the upstream's,
     not ours to log, and the dropped event leaves a hole in the reply: the record is dropped, and
-    counted for the stream this thread is reading (`next_event`)."""
+    counted for the stream this thread is reading (`next_event`). It sees only records the SDK makes:
+    with the root logger (or the SDK's) set above WARNING there are none, and a dropped event goes
+    unnoticed, as it would without this filter."""
 
     def __init__(self) -> None:
         super().__init__()
