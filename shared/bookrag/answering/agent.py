@@ -149,9 +149,9 @@ class BookRAGAgent:
             response = self._check(draft, ledger).model_copy(update=extra)
         else:
             yield AgentEvent("sources", sources=_sections(hits, NEAREST_SECTIONS * 2))
-            draft, sent, exact = yield from self._streamed(asked, hits, retrieve, deadline, ledger)
+            draft, sent = yield from self._streamed(asked, hits, retrieve, deadline, ledger)
             response = self._check(draft, ledger).model_copy(update=extra)
-            if exact and not response.is_refusal and response.answer.startswith(sent):
+            if sent is not None and not response.is_refusal and response.answer.startswith(sent):
                 yield from _deltas(response.answer[len(sent):])
         logger.debug("answered", extra={"answerer": self.answerer.name, "refused": response.is_refusal,
                                        "refusal_reason": response.refusal_reason,
@@ -159,9 +159,9 @@ class BookRAGAgent:
         yield AgentEvent("final", response=response)
 
     def _streamed(self, question: str, hits: list[SearchHit], retrieve: Callable[[str], list[SearchHit]],
-                  deadline: Deadline, ledger: Ledger) -> Generator[AgentEvent, None, tuple[Draft, str, bool]]:
+                  deadline: Deadline, ledger: Ledger) -> Generator[AgentEvent, None, tuple[Draft, str | None]]:
         """The answerer's draft, with `delta` events of its text as it is written: (the draft, the text
-        sent, whether that text is the start of the final answer, which then follows it).
+        sent when it is the start of the final answer, which then follows it; None for a preview).
 
         The text sent is exactly the final answer so far when the answerer's text carries its markers
         as it streams (`_checked`) or when it writes its draft at once (the extractive answerer, which
@@ -169,14 +169,12 @@ class BookRAGAgent:
         Otherwise (Cohere: markers only at the end) it is a preview, sentence by sentence (`_relay`)."""
         answerer = self.answerer
         if not isinstance(answerer, StreamingAnswerer):
-            return answerer.answer(question, hits, retrieve, deadline), "", True
+            return answerer.answer(question, hits, retrieve, deadline), ""
         documents = DocumentSet()
         pieces = answerer.stream(question, hits, retrieve, deadline, documents)
         if answerer.marks_inline:
-            draft, sent = yield from self._checked(pieces, documents, ledger)
-            return draft, sent, True
-        draft, sent = yield from self._relay(pieces)
-        return draft, sent, False
+            return (yield from self._checked(pieces, documents, ledger))
+        return (yield from self._relay(pieces)), None
 
     def _checked(self, pieces: Generator[str, None, Draft], documents: DocumentSet,
                  ledger: Ledger) -> Generator[AgentEvent, None, tuple[Draft, str]]:
@@ -217,11 +215,11 @@ class BookRAGAgent:
                 yield from _deltas(checked.answer[len(sent):])
                 sent = checked.answer
 
-    def _relay(self, pieces: Generator[str, None, Draft]) -> Generator[AgentEvent, None, tuple[Draft, str]]:
+    def _relay(self, pieces: Generator[str, None, Draft]) -> Generator[AgentEvent, None, Draft]:
         """Whole sentences of the draft as they come, markers numbered in order of appearance as the
         final answer numbers them: a preview of an answer whose markers come at the end. Each is
         checked by the leak guard with everything sent before it: text the final check would refuse
-        as `unsafe_output` must not reach the reader first. Returns the draft and the text sent."""
+        as `unsafe_output` must not reach the reader first. Returns the draft."""
         buffer, sent, blocked = "", "", False
         numbers: dict[str, int] = {}
 
@@ -250,7 +248,7 @@ class BookRAGAgent:
                 buffer = segments[-1][0] + segments[-1][1]
         if not draft.refused:
             yield from release(draft_sentences(buffer))
-        return draft, sent
+        return draft
 
     def _converse(self, question: str, conversation: Conversation, deadline: Deadline, ledger: Ledger,
                   retrieve: Callable[[str], list[SearchHit]]
