@@ -285,7 +285,7 @@ class BookRAGAgent:
         if draft.refused:
             return self._refusal(draft.reason or "model_refused", nearest)
         if not draft.spans:  # an LLM's draft: keep only sentences the chunk they cite supports
-            draft = ground(draft, ledger.hits)
+            draft = ground(draft, ledger.hits, ledger.evidence)
             if draft.refused:
                 return self._refusal(draft.reason, nearest)
         text, cited = verify_citations(draft, ledger)

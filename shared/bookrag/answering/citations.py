@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from bookrag.answering.answerers.base import CITATION, Draft, cited_labels, draft_sentences
 from bookrag.domain.models import SearchHit
+
+if TYPE_CHECKING:
+    from bookrag.answering.answerers.grounding import Evidence
 
 _SPACE_BEFORE_STOP = re.compile(r"[ \t]+([.,;:!?])")
 
@@ -54,6 +58,8 @@ class Ledger:
 
     def __init__(self) -> None:
         self.hits: dict[str, SearchHit] = {}
+        # What grounding read of them: a stream grounds its growing text once per sentence.
+        self.evidence: dict[str, Evidence] = {}
 
     def record(self, hits: list[SearchHit]) -> list[SearchHit]:
         for hit in hits:

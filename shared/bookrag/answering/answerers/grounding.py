@@ -51,23 +51,23 @@ class Support:
 
 
 @dataclass(frozen=True, slots=True)
-class _Evidence:
+class Evidence:
     """A chunk's stems (with its headings) and its units' stems: read once per chunk, not per sentence."""
 
     terms: frozenset[str]
     units: tuple[tuple[frozenset[str], tuple[int, int]], ...]
 
     @classmethod
-    def of(cls, hit: SearchHit) -> _Evidence:
+    def of(cls, hit: SearchHit) -> Evidence:
         headings = " ".join(hit.payload.heading_path)
         terms = frozenset(tokenize(f"{hit.text} {hit.section_heading} {headings}"))
         units = tuple((frozenset(tokenize(u.text)), (u.start, u.end)) for u in extract_units(hit.text))
         return cls(terms, units)
 
 
-def support(sentence: str, hit: SearchHit, evidence: _Evidence | None = None) -> Support:
+def support(sentence: str, hit: SearchHit, evidence: Evidence | None = None) -> Support:
     """How well `hit` supports `sentence` (its citation markers ignored)."""
-    evidence = evidence or _Evidence.of(hit)
+    evidence = evidence or Evidence.of(hit)
     plain = MARKERS.sub(" ", sentence)
     words = set(tokenize(plain))
     numbers = set(_NUMBER.findall(plain))
@@ -83,9 +83,10 @@ def support(sentence: str, hit: SearchHit, evidence: _Evidence | None = None) ->
     return Support(coverage, numbers_found, best[1] if best else None)
 
 
-def ground(draft: Draft, retrieved: dict[str, SearchHit]) -> Draft:
+def ground(draft: Draft, retrieved: dict[str, SearchHit], evidence: dict[str, Evidence] | None = None) -> Draft:
     """`draft` without the sentences its cited chunks do not support, with the spans that support the
-    rest; a refusal (`ungrounded_answer`) when nothing is left. `retrieved`: chunk id -> hit.
+    rest; a refusal (`ungrounded_answer`) when nothing is left. `retrieved`: chunk id -> hit;
+    `evidence`: what was read of them, kept by the caller when it grounds the same request's text again.
 
     Sentences whose markers cite nothing retrieved are left for the citation check to drop.
     """
@@ -101,7 +102,7 @@ def ground(draft: Draft, retrieved: dict[str, SearchHit]) -> Draft:
         owners.append(own)
     kept: list[str] = []
     spans: dict[str, list[tuple[int, int]]] = {}
-    evidence: dict[str, _Evidence] = {}
+    evidence = {} if evidence is None else evidence
     for (sentence, sep), own in zip(pairs, owners, strict=True):
         hits = [retrieved[c] for c in (draft.citations.get(label) for label in own) if c in retrieved]
         if not hits:
@@ -109,7 +110,7 @@ def ground(draft: Draft, retrieved: dict[str, SearchHit]) -> Draft:
             continue
         for hit in hits:
             if hit.chunk_id not in evidence:
-                evidence[hit.chunk_id] = _Evidence.of(hit)
+                evidence[hit.chunk_id] = Evidence.of(hit)
         checks = [(support(sentence, hit, evidence[hit.chunk_id]), hit) for hit in hits]
         good = [(s, h) for s, h in checks if s.supported]
         if not good:
