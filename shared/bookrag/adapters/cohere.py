@@ -84,7 +84,8 @@ class _UnreadableEvents(logging.Filter):
         self._thread = threading.local()
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if record.name not in _SDK_LOGGERS or not str(record.msg).startswith(_SDK_UNREADABLE):
+        # Installed on the SDK's two loggers only, so it sees only their records.
+        if not str(record.msg).startswith(_SDK_UNREADABLE):
             return True
         self._thread.skipped = self.skipped() + 1
         return False
@@ -106,9 +107,7 @@ def next_event(events: Iterator[Any], family: Family) -> Any:
     _UNREADABLE.reset()
     try:
         event = next(events, None)
-    except errors.BookRAGError:
-        raise
-    except Exception as exc:
+    except Exception as exc:  # the SDK's iterator: its failures and the transport's, never ours
         raise translate_cohere_error(exc, family) from None
     if _UNREADABLE.skipped():
         raise _FAMILIES[family]["unavailable"]()

@@ -71,11 +71,11 @@ _DEFINITION = re.compile(r"^\s*(?:what|who)\s+(?:is|are|was|were)\s+(?:(?:an?|th
 _MAX_DEFINED_TOKENS = 8
 _SUBJECT_PRONOUNS = frozenset({"it", "they", "them", "he", "she", "him", "her"})
 _POSSESSIVES = frozenset({"its", "their", "his"})
-# "which one", "use one": "one" stands for the earlier subject ("one of them", "no one" do not).
 # "And for nonlinear systems?": a phrase opening with one of these narrows the earlier question; it is
 # not a new subject.
 _QUALIFIERS = frozenset({"for", "in", "on", "at", "with", "without", "during", "under", "over", "inside", "outside",
                          "within", "across", "after", "before", "near", "beyond"})
+# "which one", "use one": "one" stands for the earlier subject ("one of them", "no one" do not).
 _ONE_AFTER = frozenset({"which", "the", "that", "this", "use", "pick", "choose", "need", "want", "buy", "get"})
 _DEMONSTRATIVES = frozenset({"this", "that", "these", "those"})
 _SWITCH = re.compile(r"^\s*(?:and\s+)?(?:what|how)\s+about\s+(.+?)\s*[?.!]*\s*$|^\s*and\s+(.+?)\s*\?+\s*$",
@@ -132,8 +132,8 @@ def _defined(question: str) -> str:
     while kept and _is_function_word(kept[-1].low):
         kept.pop()  # "week 5 of the capstone project about"
     if not kept or len(kept) > _MAX_DEFINED_TOKENS or _is_function_word(kept[0].low) \
-            or any(t.low in _GENERIC for t in kept):  # "system requirements for running Gazebo": the name is
-        return ""
+            or any(t.low in _GENERIC for t in kept):
+        return ""  # "system requirements for running Gazebo": its subject (Gazebo) is found the usual way
     return rest[kept[0].start:kept[-1].end]
 
 
