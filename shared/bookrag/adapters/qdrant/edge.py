@@ -97,6 +97,11 @@ def shard_dir(settings: Settings) -> Path:
     return edge_dir(settings) / settings.qdrant_collection
 
 
+def has_shard(folder: Path) -> bool:
+    """Whether `folder` holds a shard: Qdrant Edge writes its config when it creates one."""
+    return (folder / "edge_config.json").is_file()
+
+
 def pointer_file(root: Path, collection: str) -> Path:
     """Names the live version of `collection` once it has versions."""
     return root / f"{collection}.live"
@@ -266,7 +271,7 @@ def _writable_copy(folder: Path) -> Path:
     """
     digest = hashlib.sha256(str(folder).encode()).hexdigest()[:16]
     target = Path(tempfile.gettempdir()) / _COPIES / digest / folder.name
-    if (target / "edge_config.json").is_file() and meta_file(target).is_file():
+    if has_shard(target) and meta_file(target).is_file():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".copy-", dir=target.parent))
@@ -307,7 +312,7 @@ def _open(folder: Path, create: Callable[[], qe.EdgeConfig] | None = None) -> _S
             return handle
         import qdrant_edge as qe
 
-        present = (folder / "edge_config.json").is_file()
+        present = has_shard(folder)
         if not present and create is None:
             return None
         opened_at = folder

@@ -37,6 +37,7 @@ from bookrag.adapters.qdrant.edge import (
     copy_shard,
     edge_dir,
     flush_shard,
+    has_shard,
     meta_file,
     pointer_file,
     read_meta,
@@ -98,7 +99,7 @@ class EdgeVersions:
         return read_pointer(pointer_file(self.root, self.alias), self.alias)
 
     def is_plain_collection(self) -> bool:
-        return self.live() is None and (self.root / self.alias / "edge_config.json").is_file()
+        return self.live() is None and has_shard(self.root / self.alias)
 
     def versions(self) -> list[str]:
         """Complete versions (their sidecar records a book version), oldest first."""
@@ -167,10 +168,8 @@ class EdgeVersions:
 
     # -- housekeeping ------------------------------------------------------------------------------
 
-    @staticmethod
-    def _complete(folder: Path) -> bool:
-        return (folder / "edge_config.json").is_file() and \
-            BookVersion.from_dict(read_meta(folder).get("book_version")) is not None
+    def _complete(self, folder: Path) -> bool:
+        return has_shard(folder) and self.book_version(folder.name) is not None
 
     def _delete(self, name: str) -> None:
         """Sidecar first, then the folder: a deletion cut short leaves no complete version behind. A
@@ -187,12 +186,14 @@ class EdgeVersions:
         already replaced."""
         live = self.live()
         ours = {f"{self.alias}.live", f"{self.alias}.json"}
+        names = set()  # a version's folder and its sidecar, once
         for path in list(self.root.iterdir()):
             name = path.name.removesuffix(".tmp")
             if path.name.endswith(".tmp") and (name in ours or self._pattern.fullmatch(name.removesuffix(".json"))):
                 path.unlink(missing_ok=True)  # a rename that never happened
-                continue
-            name = name.removesuffix(".json")
+            else:
+                names.add(name.removesuffix(".json"))
+        for name in sorted(names):
             if self._pattern.fullmatch(name) and name != live and not self._complete(self.root / name):
                 logger.info("deleting an unfinished book version", extra={"collection": name})
                 self._delete(name)
