@@ -340,31 +340,32 @@ def _open(folder: Path, create: Callable[[], qe.EdgeConfig] | None = None) -> _S
         return handle
 
 
+def _discard(handle: _Shard) -> None:
+    """Close `handle`, and forget it unless its folder has a newer one (under `_registry_lock`)."""
+    key = _key(handle.folder)
+    if _registry.get(key) is handle:
+        del _registry[key]
+    handle.close()
+
+
 def _release(handle: _Shard) -> None:
     """End one lease; a retired handle closes with its last one."""
     with _registry_lock:
         handle.leases -= 1
-        if handle.leases > 0 or not handle.retired:
-            return
-        key = _key(handle.folder)
-        if _registry.get(key) is handle:
-            del _registry[key]
-        handle.close()
+        if handle.leases == 0 and handle.retired:
+            _discard(handle)
 
 
 def retire(folder: Path) -> None:
     """This process no longer reads `folder` as live: close its handle now if nothing uses it, else when
     its last lease ends (a request still reading the version it started on)."""
     with _registry_lock:
-        key = _key(folder)
-        handle = _registry.get(key)
+        handle = _registry.get(_key(folder))
         if handle is None:
             return
-        if handle.leases > 0:
-            handle.retired = True
-            return
-        del _registry[key]
-        handle.close()
+        handle.retired = True
+        if handle.leases == 0:
+            _discard(handle)
 
 
 @contextmanager
@@ -551,9 +552,7 @@ class EdgeStore:
     @property
     def collection(self) -> str:
         """The shard this call reads (`_checkout`): a version's folder name, or `QDRANT_COLLECTION`."""
-        handle = self._checkout()
-        _release(handle)
-        return handle.folder.name
+        return self.client.folder.name
 
     @property
     def client(self) -> _Shard:
