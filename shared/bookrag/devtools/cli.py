@@ -82,12 +82,13 @@ def ingest(
     try:
         settings = get_settings()
         container = container_for(settings)
-        use_atomic = atomic if atomic is not None else _versioned(container)
+        versions = _versions(container)
+        use_atomic = atomic if atomic is not None else _versioned(container, versions)
         with _RichProgress() as progress:
             if use_atomic:
                 from bookrag.ingestion.versions import publish
 
-                report = publish(settings, container.embedder, _versions(container), path, progress)
+                report = publish(settings, container.embedder, versions, path, progress)
                 container.store.refresh()
             else:
                 report = Ingestor(settings, container.embedder, container.store, progress).run(path)
@@ -128,10 +129,10 @@ def _versions(container: Any) -> Any:
     return QdrantVersions(container.settings, container.store.client)
 
 
-def _versioned(container: Any) -> bool:
+def _versioned(container: Any, versions: Any) -> bool:
     """The default of --atomic: always on a remote store; on the embedded one once the folder holds
     versions (an in-place ingest there would write a shard nobody reads)."""
-    return container.settings.qdrant_remote_url is not None or _versions(container).live() is not None
+    return container.settings.qdrant_remote_url is not None or versions.live() is not None
 
 
 @app.command()
@@ -147,9 +148,10 @@ def rollback(
 
     try:
         container = container_for(get_settings())
-        left, now = roll_back(_versions(container), to)
+        versions = _versions(container)
+        left, now = roll_back(versions, to)
         container.store.refresh()
-        version = _versions(container).book_version(now)
+        version = versions.book_version(now)
     except BookRAGError as exc:
         _fail(exc, as_json)
         return
