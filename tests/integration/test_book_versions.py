@@ -25,7 +25,7 @@ from bookrag.ingestion.ingestor import Ingestor
 from bookrag.ingestion.versions import list_versions, publish, rollback
 from bookrag.services.container import container_for
 from bookrag.web.app import create_app
-from tests.support.edge import ask_across_switch, editions_in, write_edition
+from tests.support.edge import ask_across_switch, assert_one_version_each, editions_in, write_edition
 from tests.support.qdrant_aliases import QdrantAliases
 from tests.support.stubs import Reply, StubServer
 
@@ -133,9 +133,7 @@ def test_no_request_sees_two_versions_while_an_ingest_switches(
     seen, new = ask_across_switch(client, questions, old.label, lambda: versioned(new_book).book_version.label)
 
     by_label = {old.label: {"alpha"}, new: {"beta"}}
-    assert {label for label, _ in seen} == set(by_label)  # both versions were served while it ran
-    for label, editions in seen:
-        assert editions == by_label[label], (label, editions)  # every response one version, and it says which
+    assert_one_version_each(seen, by_label)  # both served; every response one version, and it says which
 
 
 def test_a_request_pins_one_collection_for_all_its_reads(versioned: Callable[[Path], Any], tmp_path: Path) -> None:

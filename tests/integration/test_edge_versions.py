@@ -38,6 +38,7 @@ from tests.support.edge import (
     OPEN_AND_HOLD,
     PUBLISH_AND_HOLD,
     ask_across_switch,
+    assert_one_version_each,
     child_env,
     editions_in,
     read_line,
@@ -159,9 +160,7 @@ def test_no_response_mixes_two_versions_while_an_ingest_switches(edge: Settings,
 
     # THEN both versions were served, and every response's chunks and stamp are one version
     by_label = {old.label: {"alpha"}, new: {"beta"}}
-    assert {label for label, _ in seen} == set(by_label)
-    for label, editions in seen:
-        assert editions == by_label[label], (label, editions)
+    assert_one_version_each(seen, by_label)  # both served; every response one version, and it says which
 
 
 def test_a_folder_ingested_in_place_becomes_versions_on_its_first_atomic_ingest(
@@ -369,9 +368,7 @@ def test_a_server_keeps_answering_while_other_processes_publish_and_roll_back(
 
     # THEN it answered throughout, from each version in turn, never from two in one response
     by_label = {old.book_version.label: {"alpha"}, new: {"beta"}}
-    assert {label for label, _ in seen} == set(by_label)
-    for label, editions in seen:
-        assert editions == by_label[label], (label, editions)
+    assert_one_version_each(seen, by_label)  # both served; every response one version, and it says which
 
 
 READ_ONLY_SEARCH = """

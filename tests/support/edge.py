@@ -178,6 +178,14 @@ def run_read_only(script: str, shipped: Path, scratch: Path) -> dict[str, Any]:
     return result
 
 
+def assert_one_version_each(seen: list[tuple[str, set[str]]], by_label: dict[str, set[str]]) -> None:
+    """Every version of `by_label` was served, and each response's text is the edition of the version its
+    stamp names (never two in one response)."""
+    assert {label for label, _ in seen} == set(by_label)
+    for label, editions in seen:
+        assert editions == by_label[label], (label, editions)
+
+
 def response_texts(data: dict[str, Any]) -> list[str]:
     """The book text a retrieve, context or answer response carries."""
     if "retrieved_chunks" in data:
@@ -203,33 +211,45 @@ def ask_across_switch(client: Any, questions: list[tuple[str, dict[str, Any]]], 
     seen: list[tuple[str, set[str]]] = []
 
     def ask(path: str, body: dict[str, Any]) -> None:
-        answered, after = False, 0
-        while not stop.is_set():
-            response = client.post(path, json=body)
-            assert response.status_code == 200, response.text
-            data = response.json()
-            label = response.headers["x-book-version"]
-            if "book_version" in data:
-                assert data["book_version"] == label
-            seen.append((label, editions_in(response_texts(data))))
-            if not answered:
-                answered = True
-                started.wait(timeout=120)  # every route answers the old version once before the switch
-            if switched.is_set():
-                if label != old_label:
-                    return
-                after += 1
-                assert after <= _AFTER_SWITCH, f"{path} was never answered from the new version"
+        try:
+            answered, after = False, 0
+            while not stop.is_set():
+                response = client.post(path, json=body)
+                assert response.status_code == 200, response.text
+                data = response.json()
+                label = response.headers["x-book-version"]
+                if path != "/api/answer":  # the answer's body has no stamp of its own
+                    assert data["book_version"] == label
+                seen.append((label, editions_in(response_texts(data))))
+                if not answered:
+                    answered = True
+                    started.wait(timeout=120)  # every route answers the old version once before the switch
+                if switched.is_set():
+                    if label != old_label:
+                        return
+                    after += 1
+                    assert after <= _AFTER_SWITCH, f"{path} was never answered from the new version"
+        except BaseException:
+            started.abort()  # nobody waits for this route at the barrier: its own error is reported
+            raise
 
     with ThreadPoolExecutor(len(questions)) as pool:
         running = [pool.submit(ask, path, body) for path, body in questions]
+        broken: threading.BrokenBarrierError | None = None
         try:
             started.wait(timeout=120)
             new_label = publish()
             switched.set()
+        except threading.BrokenBarrierError as exc:
+            broken = exc  # a route failed, or never answered, before the publish
         finally:
             if not switched.is_set():
                 stop.set()  # the publish failed: the routes stop, the failure is what the test reports
-        for future in running:
-            future.result()
+    failed = [e for e in (future.exception() for future in running) if e is not None]
+    # A route's own failure first: the others then only saw the barrier break.
+    failed.sort(key=lambda e: isinstance(e, threading.BrokenBarrierError))
+    if failed:
+        raise failed[0]
+    if broken is not None:
+        raise broken
     return seen, new_label
