@@ -45,6 +45,13 @@ def labels_seen(req: Recorded) -> list[str]:
     return re.findall(r'<document id="(S\d+)"', text)
 
 
+def cite_the_search(req: Recorded) -> Reply:
+    """A model that answers from its search: the first document of the last tool result, cited."""
+    tool_result = [m["content"] for m in req.json()["messages"] if m["role"] == "tool"][-1]
+    label = re.findall(r'<document id="(S\d+)"', tool_result)[0]
+    return chat_reply(req, f"A costmap is built from layers [{label}].")
+
+
 def answer_citing(*labels: str) -> Callable[[Recorded], Reply]:
     """A model that answers with `--symlink-install`, citing the given labels (or the first one shown)."""
 
@@ -297,11 +304,6 @@ def test_a_streamed_tool_call_is_assembled_as_the_whole_reply_s(chat: Any, stub:
     # GIVEN a model that says a word, asks for a search (its arguments arrive in pieces), then cites its result
     _, make, path = chat
 
-    def cite_the_search(req: Recorded) -> Reply:
-        tool_result = [m["content"] for m in req.json()["messages"] if m["role"] == "tool"][-1]
-        label = re.findall(r'<document id="(S\d+)"', tool_result)[0]
-        return chat_reply(req, f"A costmap is built from layers [{label}].")
-
     # WHEN the answerer runs streamed and whole
     pieces, streamed, whole = both_ways(make(), stub, path,
                                         model_says("Let me search.", [tool_call("Nav2 costmap layers")]),
@@ -416,11 +418,6 @@ def test_the_streamed_text_is_the_final_answer_however_the_pieces_fall(
 def test_what_a_model_says_before_a_tool_call_is_not_streamed_as_the_answer(
         agent_with: Callable[..., BookRAGAgent], stub: StubServer) -> None:
     # GIVEN a model whose words before its tool call the book would support, then its cited answer
-    def cite_the_search(req: Recorded) -> Reply:
-        tool_result = [m["content"] for m in req.json()["messages"] if m["role"] == "tool"][-1]
-        label = re.findall(r'<document id="(S\d+)"', tool_result)[0]
-        return chat_reply(req, f"A costmap is built from layers [{label}].")
-
     stub.on(OPENAI_PATH, model_says("Nav2 costmap layers [S1].", [tool_call("Nav2 costmap layers")]),
             cite_the_search)
     agent = agent_with(llm_provider="openai", openai_api_key=KEY, openai_base_url=stub.url + "/v1")

@@ -216,14 +216,15 @@ def test_a_migration_killed_midway_leaves_the_in_place_book_serving_and_the_next
     close_shard(edge)
     new_book = write_edition(tmp_path / "v2", "beta")
     child = start_child(PUBLISH_AND_HOLD, str(edge.qdrant_path), str(new_book))
-
-    # WHEN it has copied the in-place shard and written a page of the new version
-    assert read_line(child).startswith("written")
-    # THEN it holds no lock on the in-place shard: this process serves it meanwhile
-    assert served_editions(edge) == {"alpha"}
-    # WHEN it is killed there
-    child.send_signal(signal.SIGKILL)
-    child.wait(timeout=60)
+    try:
+        # WHEN it has copied the in-place shard and written a page of the new version
+        assert read_line(child).startswith("written")
+        # THEN it holds no lock on the in-place shard: this process serves it meanwhile
+        assert served_editions(edge) == {"alpha"}
+    finally:
+        # WHEN it is killed there
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=60)
 
     # THEN the in-place book is intact and serving, the half-built version is not a version
     versions = EdgeVersions(edge)
