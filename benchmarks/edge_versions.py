@@ -34,6 +34,8 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT / "shared"))
 
+from suite import child_env  # noqa: E402
+
 from bookrag.adapters.qdrant.edge import close_shard, copy_shard, edge_dir  # noqa: E402
 from bookrag.adapters.qdrant.edge_versions import EdgeVersions  # noqa: E402
 from bookrag.config.settings import Settings, load_settings  # noqa: E402
@@ -91,10 +93,8 @@ def disk(folder: Path) -> dict[str, int]:
 
 
 def cli_env(folder: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.upper().startswith(("QDRANT_", "EMBEDDING_"))}
-    env.update(QDRANT_PATH=str(folder), EMBEDDING_PROVIDER="local", PYTHONPATH=str(ROOT / "shared"),
-               OPENBLAS_NUM_THREADS="1")
-    return env
+    """The CLI's environment: the developer's, without any setting of ours but the store and embedder."""
+    return {**child_env(folder, ROOT, as_lambda=False), "OPENBLAS_NUM_THREADS": "1"}
 
 
 def cli_wall(folder: Path, book: Path, runs: int = 3) -> list[float]:

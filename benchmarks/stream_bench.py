@@ -23,7 +23,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -37,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from loadtest import free_port, wait_ready
 
 from bookrag.contracts.agent import REFUSAL
 
@@ -47,27 +47,19 @@ TOKEN_PACE_S = 0.025  # 40 words a second, about a hosted model's pace
 WORDS_PER_SENTENCE = 20
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def serve(store: Path, env: dict[str, str]) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
     process = subprocess.Popen([sys.executable, "-m", "bookrag.devtools.cli", "serve", "--port", str(port)],
                                env={**env, "QDRANT_PATH": str(store)}, stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{base}/api/health", timeout=1).status_code == 200:
-                return process, base
-        except httpx.TransportError:
-            time.sleep(0.2)
-    process.terminate()
-    raise SystemExit("bookrag serve did not come up")
+    try:
+        with httpx.Client(base_url=base, timeout=1) as client:
+            wait_ready(client, process, 120)
+    except SystemExit:
+        process.terminate()
+        raise
+    return process, base
 
 
 def streamed(client: httpx.Client, base: str, question: str) -> tuple[float, float, dict[str, object], str]:
@@ -203,12 +195,10 @@ def measure(env: dict[str, str], store: Path, workdir: Path, questions: list[str
             "all_streamed_text_is_the_answer": all(r["streamed_is_the_answer"] for r in rows), "rows": rows}
 
 
-def run(kind: str, base_env: dict[str, str], questions: list[str]) -> dict[str, Any]:
+def run(kind: str, base_env: dict[str, str], questions: list[str], store: Path) -> dict[str, Any]:
+    """One answerer's figures, served from `store` (the sample book) and a copy of it."""
     workdir = Path(tempfile.mkdtemp(prefix=f"bookrag-stream-bench-{kind}-"))
     try:
-        store = workdir / "a"
-        subprocess.run([sys.executable, "-m", "bookrag.devtools.cli", "ingest", str(ROOT / "book" / "docs")],
-                       env={**base_env, "QDRANT_PATH": str(store)}, check=True, capture_output=True)
         if kind == "extractive":
             return measure({**base_env, "LLM_PROVIDER": "extractive"}, store, workdir, questions)
         with paced_model() as url:
@@ -317,8 +307,15 @@ def main() -> None:
     env.update(EMBEDDING_PROVIDER="local", POWERTOOLS_METRICS_DISABLED="true", PYTHONPATH=str(ROOT / "shared"))
     path = OUT / "stream-results.json"
     kept = json.loads(path.read_text()) if args.only and path.exists() else {}
-    result = kept if args.only == "llm" else run("extractive", env, questions)
-    result["llm_stub"] = kept.get("llm_stub") if args.only == "extractive" else run("llm", env, questions)
+    book = Path(tempfile.mkdtemp(prefix="bookrag-stream-bench-book-"))
+    try:  # the sample book, ingested once for both answerers
+        store = book / "qdrant"
+        subprocess.run([sys.executable, "-m", "bookrag.devtools.cli", "ingest", str(ROOT / "book" / "docs")],
+                       env={**env, "QDRANT_PATH": str(store)}, check=True, capture_output=True)
+        result = kept if args.only == "llm" else run("extractive", env, questions, store)
+        result["llm_stub"] = kept.get("llm_stub") if args.only == "extractive" else run("llm", env, questions, store)
+    finally:
+        shutil.rmtree(book, ignore_errors=True)
     path.write_text(json.dumps(result, indent=2) + "\n")
     lines = report(result)
     (OUT / "stream-results.md").write_text("\n".join(lines) + "\n")
