@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Callable, Generator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -19,7 +19,7 @@ import pytest
 from bookrag import errors
 from bookrag.answering.agent import BookRAGAgent
 from bookrag.answering.answerers import build_answerer
-from bookrag.answering.answerers.base import SYSTEM_PROMPT, Deadline, Draft, StreamingAnswerer
+from bookrag.answering.answerers.base import SYSTEM_PROMPT, Deadline, Draft, StreamingAnswerer, drained
 from bookrag.config.settings import Settings, load_settings
 from bookrag.contracts.agent import REFUSAL
 from bookrag.contracts.envelope import error_body
@@ -262,16 +262,6 @@ def test_one_http_client_per_container(chat: Any, stub: StubServer) -> None:
 # --- streaming (`stream`: what POST /api/answer/stream uses) --------------------------------------------
 
 
-def drain(pieces: Generator[str, None, Draft]) -> tuple[list[str], Draft]:
-    """What a streaming answerer yielded, and the draft it returned."""
-    out: list[str] = []
-    while True:
-        try:
-            out.append(next(pieces))
-        except StopIteration as done:
-            return out, done.value
-
-
 def both_ways(agent: BookRAGAgent, stub: StubServer, path: str,
               *script: Callable[[Recorded], Reply]) -> tuple[list[str], Draft, Draft]:
     """(pieces streamed, the streamed draft, `answer`'s draft) for the same scripted model output."""
@@ -285,7 +275,7 @@ def both_ways(agent: BookRAGAgent, stub: StubServer, path: str,
     stub.on(path, *script)
     whole = answerer.answer(QUESTION, hits, retrieve, Deadline(20))
     stub.on(path, *script)
-    pieces, streamed = drain(answerer.stream(QUESTION, hits, retrieve, Deadline(20)))
+    pieces, streamed = drained(answerer.stream(QUESTION, hits, retrieve, Deadline(20)))
     return pieces, streamed, whole
 
 

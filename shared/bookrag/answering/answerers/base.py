@@ -92,6 +92,16 @@ class Answerer(Protocol):
     def answer(self, question: str, hits: list[SearchHit], retrieve: Retrieve, deadline: Deadline) -> Draft: ...
 
 
+def drained(pieces: Generator[str, None, Draft]) -> tuple[list[str], Draft]:
+    """What a streaming answerer's `pieces` yielded, and the draft it returned."""
+    out: list[str] = []
+    while True:
+        try:
+            out.append(next(pieces))
+        except StopIteration as done:
+            return out, done.value
+
+
 class NotTheAnswer(str):
     """A streamed piece that ends text the model wrote before calling a tool ("Let me search."): its
     words, but not its answer, which the draft will not hold."""

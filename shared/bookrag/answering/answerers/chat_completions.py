@@ -34,6 +34,7 @@ from bookrag.answering.answerers.base import (
     Draft,
     NotTheAnswer,
     Retrieve,
+    drained,
     is_refusal_text,
     render_documents,
     run_within,
@@ -78,6 +79,8 @@ def build_http_client(settings: Settings) -> httpx.Client:
 
 
 class ChatCompletionsAnswerer:
+    marks_inline = True  # the model writes the markers into its text
+
     def __init__(self, settings: Settings, provider: str, http: Callable[[], httpx.Client]) -> None:
         self.settings = settings
         self._http = http
@@ -87,15 +90,7 @@ class ChatCompletionsAnswerer:
 
     def answer(self, question: str, hits: list[SearchHit], retrieve: Retrieve, deadline: Deadline) -> Draft:
         """Raises `AnswerError` subclasses, and whatever `retrieve` raises for a model-requested search."""
-        steps = self._tool_loop(question, hits, retrieve, deadline, streaming=False)
-        while True:
-            try:
-                next(steps)
-            except StopIteration as done:
-                draft: Draft = done.value
-                return draft
-
-    marks_inline = True  # the model writes the markers into its text
+        return drained(self._tool_loop(question, hits, retrieve, deadline, streaming=False))[1]
 
     def stream(self, question: str, hits: list[SearchHit], retrieve: Retrieve, deadline: Deadline,
                documents: DocumentSet | None = None) -> Generator[str, None, Draft]:
