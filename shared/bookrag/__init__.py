@@ -8,10 +8,25 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
-__all__ = ["AgentError", "EmbeddingError", "ErrorResponse", "Response", "RetrievalError", "RetrievedChunk",
-           "ScoredPoint", "Source", "get_embedding", "retrieve_book_context", "retrieve_chunks", "run_agent",
-           "search_vectors", "validate_retrieval"]
+from bookrag.version import __version__
+
+__all__ = [
+    "AgentError",
+    "EmbeddingError",
+    "ErrorResponse",
+    "Response",
+    "RetrievalError",
+    "RetrievedChunk",
+    "ScoredPoint",
+    "Source",
+    "__version__",
+    "get_embedding",
+    "retrieve_book_context",
+    "retrieve_chunks",
+    "run_agent",
+    "search_vectors",
+    "validate_retrieval",
+]
 
 if TYPE_CHECKING:
     from bookrag.contracts.agent import ErrorResponse, Response, ScoredPoint, Source

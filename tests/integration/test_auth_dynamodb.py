@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from bookrag.auth.dynamodb import DynamoDBCounter, DynamoDBKeyStore, build_client
+from bookrag.adapters.dynamodb import DynamoDBCounter, DynamoDBKeyStore, build_client
 from bookrag.auth.guard import Guard
 from bookrag.auth.keys import key_id_of
 from bookrag.errors import (
@@ -182,3 +182,21 @@ def test_a_publishable_key_is_checked_and_its_readers_counted_through_the_tables
         second.admit(plaintext, "198.51.100.9", origin="https://other.example", path="/api/answer")
     buckets = {item["bucket"]["S"].split("#")[0] for item in auth_tables.items(RATE_LIMIT_TABLE)}
     assert buckets == {"pub", "key"}
+
+
+def test_mint_key_with_a_table_stores_a_key_the_guard_admits_and_never_overwrites_one(
+        auth_tables: AuthTables) -> None:
+    from typer.testing import CliRunner
+
+    from bookrag.devtools.cli import app
+
+    # GIVEN the administrator's command, pointed at the keys table
+    result = CliRunner().invoke(app, ["mint-key", "carol", "--table", API_KEYS_TABLE])
+
+    # THEN the printed key is admitted by a guard reading that table, as carol's
+    assert result.exit_code == 0, result.output
+    plaintext = result.stdout.strip().splitlines()[-1]
+    principal = dynamo_guard().admit(plaintext, IP)
+    assert principal.owner == "carol"
+    # AND the stored record holds the key's hash, never the key
+    assert plaintext not in str(auth_tables.items(API_KEYS_TABLE))

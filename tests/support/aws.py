@@ -49,11 +49,11 @@ class AuthTables:
         the plaintext key."""
         from dataclasses import replace
 
-        from bookrag.auth.dynamodb import record_item
+        from bookrag.adapters.dynamodb import put_key
         from bookrag.auth.keys import mint_key
 
         plaintext, record = mint_key(owner, rate_limit_per_minute=rate_limit, origins=origins)
-        self.client.put_item(TableName=API_KEYS_TABLE, Item=record_item(replace(record, enabled=enabled)))
+        put_key(self.client, API_KEYS_TABLE, replace(record, enabled=enabled))
         return plaintext
 
     def items(self, table: str) -> list[dict[str, Any]]:

@@ -15,9 +15,10 @@ from hypothesis import strategies as st
 
 from bookrag.auth import guard, keys
 from bookrag.auth.guard import Guard
-from bookrag.auth.keys import KeyRecord, hash_key, key_id_of, mint_key
+from bookrag.auth.keys import hash_key, key_id_of, mint_key
 from bookrag.auth.memory import InMemoryCounter, InMemoryKeyStore
 from bookrag.config.settings import load_settings
+from bookrag.domain.keys import KeyRecord
 from bookrag.errors import CallerAuthError, ConfigError, InvalidApiKeyError, RateLimitedError
 from tests.support.aws import FakeClock
 

@@ -6,9 +6,10 @@ from __future__ import annotations
 import pytest
 
 from bookrag.auth.guard import Guard, authorize_http_api
-from bookrag.auth.keys import PUBLISHABLE, KeyRecord, key_id_of, mint_key
+from bookrag.auth.keys import key_id_of, mint_key
 from bookrag.auth.memory import InMemoryCounter, InMemoryKeyStore
 from bookrag.config.settings import load_settings
+from bookrag.domain.keys import PUBLISHABLE, KeyRecord
 from bookrag.errors import (
     ConfigError,
     KeyScopeError,

@@ -2,7 +2,7 @@
 
 Keys and their records are in `bookrag.auth.keys`. State sits behind two small ports, `KeyStore` and
 `Counter`: in memory for `bookrag serve` (`bookrag.auth.memory`), DynamoDB on
-Lambda (`bookrag.auth.dynamodb`, the only module that imports boto3, and only when a table is configured).
+Lambda (`bookrag.adapters.dynamodb`, imported only when a table is configured).
 This module imports only the standard library, our errors and the logger: the authorizer's cold start stays small.
 
 Policy (`Guard.admit`), per request, in this order:
@@ -31,20 +31,10 @@ import time
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from bookrag.auth.keys import (
-    MAX_KEY_CHARS,
-    PUBLISHABLE,
-    PUBLISHABLE_PATHS,
-    SECRET,
-    Counter,
-    KeyRecord,
-    KeyStore,
-    Principal,
-    hash_key,
-    key_id_of,
-)
+from bookrag.auth.keys import MAX_KEY_CHARS, PUBLISHABLE_PATHS, hash_key, key_id_of
 from bookrag.auth.memory import InMemoryCounter, InMemoryKeyStore
 from bookrag.config.origins import parse_origin
+from bookrag.domain.keys import PUBLISHABLE, SECRET, Counter, KeyRecord, KeyStore, Principal
 from bookrag.errors import (
     BookRAGError,
     CallerAuthError,
@@ -208,7 +198,7 @@ def build_guard(settings: AuthSettings, dynamodb: Callable[[], Any]) -> Guard | 
     keys: KeyStore
     counter: Counter
     if settings.api_keys_table and settings.rate_limit_table:
-        from bookrag.auth.dynamodb import DynamoDBCounter, DynamoDBKeyStore
+        from bookrag.adapters.dynamodb import DynamoDBCounter, DynamoDBKeyStore
 
         client = dynamodb()
         keys = DynamoDBKeyStore(client, settings.api_keys_table)

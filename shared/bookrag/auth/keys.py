@@ -1,5 +1,5 @@
-"""API keys: their format, how they are minted and hashed, the record that describes one, and the
-two ports behind which state sits (`KeyStore`, `Counter`).
+"""API keys: their format, how they are minted and hashed (the record that describes one, and the ports
+behind which their state sits, are the domain's: `bookrag.domain.keys`).
 
 Two kinds. A secret key (`brk_<key id>_<secret>`) is for servers, agents and scripts: every route, never
 from a web page. A publishable key (`brk_pub_<key id>_<secret>`) is meant to sit in a public page (the
@@ -19,32 +19,25 @@ import re
 import secrets
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Protocol
 
 from bookrag.config.origins import parse_origin
+from bookrag.domain.keys import PUBLISHABLE, SECRET, KeyRecord
 
 KEY_PREFIX = "brk"
-PUBLISHABLE = "publishable"
-SECRET = "secret"
 # What a reader's page needs: answers (whole or streamed) and retrieval. Nothing that lists, writes or
 # reaches the MCP tools.
 PUBLISHABLE_PATHS = frozenset({"/api/answer", "/api/answer/stream", "/api/retrieve"})
 
 
-
 MAX_KEY_CHARS = 128
-
 
 
 _KEY = re.compile(r"brk_(?:pub_)?([0-9a-f]{12})_([A-Za-z0-9_-]{43})")
 
 
-
 def hash_key(plaintext: str) -> str:
     """sha256 hex of the whole key (prefix and id included, so a secret cannot be moved to another id)."""
     return hashlib.sha256(plaintext.encode("utf-8", "surrogatepass")).hexdigest()
-
 
 
 def key_id_of(plaintext: str) -> str | None:
@@ -53,27 +46,6 @@ def key_id_of(plaintext: str) -> str | None:
         return None
     match = _KEY.fullmatch(plaintext)
     return match.group(1) if match else None
-
-
-
-@dataclass(frozen=True)
-class KeyRecord:
-    """What is stored about a key: never the key itself."""
-
-    key_id: str
-    key_hash: str
-    owner: str = ""
-    enabled: bool = True
-    rate_limit_per_minute: int | None = None
-    created_at: int = 0
-    kind: str = SECRET  # SECRET or PUBLISHABLE; anything else verifies nothing
-    origins: tuple[str, ...] = ()  # a publishable key's sites (`Origin` values)
-
-    def setting_entry(self) -> str:
-        """This key's entry for the `API_KEY_HASHES` setting (local `bookrag serve`)."""
-        sites = "@" + "|".join(self.origins) if self.kind == PUBLISHABLE else ""
-        return f"{self.key_id}:{self.key_hash}{sites}"
-
 
 
 def mint_key(owner: str = "", *, rate_limit_per_minute: int | None = None,
@@ -93,32 +65,3 @@ def mint_key(owner: str = "", *, rate_limit_per_minute: int | None = None,
                        rate_limit_per_minute=rate_limit_per_minute, created_at=int(time.time()),
                        kind=kind, origins=sites)
     return plaintext, record
-
-
-
-@dataclass(frozen=True)
-class Principal:
-    """An authenticated caller."""
-
-    key_id: str
-    owner: str
-    rate_limit_per_minute: int
-    kind: str = SECRET
-
-
-
-class KeyStore(Protocol):
-    def get(self, key_id: str) -> KeyRecord | None:
-        """The record of `key_id`, or None. Raises `AuthUnavailableError` when the store cannot be read."""
-        ...
-
-
-
-class Counter(Protocol):
-    def hit(self, bucket: str, expires_at: int) -> int:
-        """Atomically add one to `bucket` and return its new value. Raises `BookRAGError` on failure."""
-        ...
-
-    def peek(self, bucket: str) -> int:
-        """The current value of `bucket` (0 when absent). Raises `BookRAGError` on failure."""
-        ...

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from bookrag.auth.keys import PUBLISHABLE, SECRET, KeyRecord
+from bookrag.domain.keys import PUBLISHABLE, SECRET, KeyRecord
 
 
 class InMemoryKeyStore:

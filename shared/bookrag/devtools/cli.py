@@ -432,12 +432,9 @@ def mint_key_cmd(
         typer.secho(f"--origin: {exc}", fg="red", err=True)
         raise typer.Exit(2) from None
     if table:
-        import boto3
+        from bookrag.adapters.dynamodb import build_client, put_key
 
-        from bookrag.auth.dynamodb import record_item
-
-        boto3.client("dynamodb").put_item(TableName=table, Item=record_item(record),
-                                          ConditionExpression="attribute_not_exists(key_id)")
+        put_key(build_client(), table, record)
     else:
         typer.echo(f"API_KEY_HASHES entry: {record.setting_entry()}", err=True)
     if publishable:

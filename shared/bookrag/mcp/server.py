@@ -29,7 +29,7 @@ from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ValidationError
 
-from bookrag import __version__, errors
+from bookrag import errors
 from bookrag.contracts.agent import AnswerRequest, Response
 from bookrag.contracts.envelope import Envelope, error_body
 from bookrag.contracts.tools import (
@@ -43,6 +43,7 @@ from bookrag.contracts.tools import (
 )
 from bookrag.contracts.validation import invalid_input, model_codes
 from bookrag.services.conversations import ANONYMOUS
+from bookrag.version import __version__
 
 logger = logging.getLogger("bookrag.mcp")
 

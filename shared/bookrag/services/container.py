@@ -96,7 +96,7 @@ class AuthContainer:
 
     @_network(True)
     def dynamodb(self) -> Any:
-        from bookrag.auth.dynamodb import build_client
+        from bookrag.adapters.dynamodb import build_client
 
         return build_client()
 

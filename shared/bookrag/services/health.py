@@ -5,10 +5,10 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from bookrag import __version__
 from bookrag.domain.thresholds import DEFAULT_THRESHOLDS
 from bookrag.observability import process_state
 from bookrag.services.container import current
+from bookrag.version import __version__
 
 
 def health(app_ready: bool = True) -> dict[str, Any]:

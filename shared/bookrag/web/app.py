@@ -7,9 +7,9 @@ from typing import Any, Literal
 
 from fastapi import FastAPI
 
-from bookrag import __version__
 from bookrag.contracts.base import ErrorBody
 from bookrag.contracts.health import HealthResponse
+from bookrag.version import __version__
 from bookrag.web import errors as web_errors
 from bookrag.web.middleware.api_key import ApiKeyAuth
 from bookrag.web.middleware.body_limit import BodySizeLimit

@@ -1,8 +1,10 @@
-"""DynamoDB adapters for `bookrag.auth.guard`: the key records and the rate counters.
+"""DynamoDB: the one client factory (the guard's tables and the sessions table share its client), and
+the adapters of `bookrag.auth.guard`'s ports: the key records and the rate counters.
 
-The only module that imports boto3, and only when `API_KEYS_TABLE` is set. It uses the low-level client
-(the resource layer costs more to build on a cold start) with short timeouts and one retry: this runs
-in front of every request. botocore errors become `AuthUnavailableError`, never shown to a caller.
+Imported only when a table is set (`API_KEYS_TABLE`, `SESSIONS_TABLE`, `bookrag mint-key --table`). It uses
+the low-level client (the resource layer costs more to build on a cold start) with short timeouts and one
+retry: this runs in front of every request. botocore errors become `AuthUnavailableError`, never shown to a
+caller.
 
 Tables (template.yaml): `ApiKeysTable` (partition key `key_id`; `key_hash`, `owner`, `enabled`,
 `rate_limit_per_minute`, `created_at`; a publishable key's `kind` and `origins`, a string set) and
@@ -18,7 +20,7 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from bookrag.auth.keys import SECRET, KeyRecord
+from bookrag.domain.keys import SECRET, KeyRecord
 from bookrag.errors import AuthUnavailableError
 
 RECORD_TTL_S = 60.0  # a revoked or disabled key stops working within this (plus the authorizer's cache TTL)
@@ -44,6 +46,12 @@ def record_item(record: KeyRecord) -> dict[str, Any]:
         item["kind"] = {"S": record.kind}
         item["origins"] = {"SS": list(record.origins)}
     return item
+
+
+def put_key(client: Any, table: str, record: KeyRecord) -> None:
+    """Store a minted key's record; refuses to overwrite an existing key id (botocore's error is raised
+    as it is: this is the owner's command line, not a request path)."""
+    client.put_item(TableName=table, Item=record_item(record), ConditionExpression="attribute_not_exists(key_id)")
 
 
 def _record(item: dict[str, Any]) -> KeyRecord | None:
