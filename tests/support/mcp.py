@@ -85,12 +85,18 @@ def as_json(result: Any) -> dict[str, Any]:
     return data
 
 
-def mcp_event(name: str, arguments: dict[str, Any] | None = None, **headers: str) -> dict[str, Any]:
-    """An events/ MCP event; `arguments` replaces the tool call's arguments, `headers` are added."""
+def mcp_event(name: str, arguments: dict[str, Any] | None = None, tool: str | None = None,
+              **headers: str) -> dict[str, Any]:
+    """An events/ MCP event; `arguments` replaces the tool call's arguments, `tool` the tool it calls
+    (and its Mcp-Name header), `headers` are added."""
     event = load_event(name)
-    if arguments is not None:
+    if arguments is not None or tool is not None:
         body = json.loads(base64.b64decode(event["body"]))
-        body["params"]["arguments"] = arguments
+        if arguments is not None:
+            body["params"]["arguments"] = arguments
+        if tool is not None:
+            body["params"]["name"] = tool
+            event["headers"]["mcp-name"] = tool
         event["body"] = base64.b64encode(json.dumps(body).encode()).decode()
     event["headers"] = {**event["headers"], **{k.replace("_", "-"): v for k, v in headers.items()}}
     return event

@@ -10,8 +10,9 @@ from typing import Any
 
 import yaml
 
+from bookrag.services.tools import registered
 from tests.support.paths import ROOT
-from tests.support.template import load_template
+from tests.support.template import http_routes, load_template
 
 FUNCTIONS = ("AuthorizerFunction", "RetrievalFunction", "AgentFunction")
 
@@ -53,6 +54,17 @@ def _alarm_metrics(alarm: dict[str, Any]) -> set[tuple[str, str]]:
         return {(m["MetricStat"]["Metric"]["Namespace"], m["MetricStat"]["Metric"]["MetricName"])
                 for m in props["Metrics"] if "MetricStat" in m}
     return {(props["Namespace"], props["MetricName"])}
+
+
+def test_every_registered_tool_route_is_a_route_of_the_retrieval_function() -> None:
+    import bookrag.services.conversations  # noqa: F401  (registers answer_question: every tool, not only REST ones)
+
+    routes = http_routes({"Resources": {"RetrievalFunction": RESOURCES["RetrievalFunction"]}})
+    paths = {tool.rest_path for tool in registered() if tool.rest_path is not None}
+    assert paths  # the contracts' tools have REST routes
+    assert paths <= {path for method, path in routes if method == "POST"}
+    # ...and no route of a tool that is not registered (a tool removed from the registry, left in the template).
+    assert {path for _, path in routes if path.startswith("/api/tools/")} == paths
 
 
 def test_alarms_cover_the_api_each_function_and_the_authorizers_denials() -> None:

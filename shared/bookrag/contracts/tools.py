@@ -72,15 +72,16 @@ TOOL_DEFINITIONS: list[dict[str, Any]] = [
 ]
 
 
-def tool_definitions(min_score_default: float) -> list[dict[str, Any]]:
-    """`TOOL_DEFINITIONS` as served: retrieve_book_content's `min_score` default is the threshold in
-    force (the contract's 0.5 is calibrated for Cohere; another embedder has its own, see
+def tool_definition(name: str, min_score_default: float | None = None) -> dict[str, Any]:
+    """The contract's definition of tool `name`, as served: a `min_score` default is the threshold in force
+    when given (the contract's 0.5 is calibrated for Cohere; another embedder has its own, see
     `bookrag.domain.thresholds`), so a caller that relies on the default is told what it gets."""
-    served = copy.deepcopy(TOOL_DEFINITIONS)
-    min_score = served[0]["parameters"]["properties"]["min_score"]
-    min_score["default"] = min_score_default
-    min_score["description"] = (f"Minimum relevance score threshold (default: {min_score_default:g}, "
-                                "range: 0.0-1.0)")
+    served = copy.deepcopy(next(d for d in TOOL_DEFINITIONS if d["name"] == name))
+    min_score = served["parameters"]["properties"].get("min_score")
+    if min_score is not None and min_score_default is not None:
+        min_score["default"] = min_score_default
+        min_score["description"] = (f"Minimum relevance score threshold (default: {min_score_default:g}, "
+                                    "range: 0.0-1.0)")
     return served
 
 

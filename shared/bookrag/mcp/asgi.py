@@ -61,8 +61,6 @@ def prepare(tool_set: Literal["retrieval", "all"] = "all") -> None:
     and request path built. `tools/list` touches neither the store nor a paid API."""
     import asyncio
 
-    import bookrag.services.operations  # noqa: F401  (what a tools/call runs; imported on first use)
-
     # On the loop Mangum will use (it asks for the thread's current one): anyio.run would close its own
     # loop and leave the thread without one.
     loop = asyncio.get_event_loop_policy().get_event_loop()
@@ -120,8 +118,7 @@ class McpEndpoint:
             from bookrag.mcp.server import build_server
 
             self._server = build_server(self.tool_set)
-        from bookrag.mcp.server import CALLER
-        from bookrag.services.conversations import ANONYMOUS
+        from bookrag.services.conversations import ANONYMOUS, CALLER
 
         manager = StreamableHTTPSessionManager(self._server, json_response=True, stateless=True,
                                                security_settings=security_for(scope),

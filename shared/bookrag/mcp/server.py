@@ -1,11 +1,12 @@
 """The book's MCP server: the contracts' tools and the book's documents, on the official SDK's low-level `Server`.
 
-Tools are the REST routes' operations under the contracts' names; each input schema is the JSON schema of
-the request model its REST route validates with (names, limits, defaults), and arguments are validated by
-that model, so a bad argument gets the REST route's contract code. Results are the REST responses' bodies
-(dumped through the same response models) as structured content, plus the same JSON as text for clients
-that read only text. A failure is a tool error (`isError`) whose content is the contract's envelope
-(`contracts.envelope`): code and message, never exception text or a stack trace.
+Tools are the registered ones (`services.tools`): the REST routes' operations under the contracts' names.
+Each input schema is the JSON schema of the request model its REST route validates with (names, limits,
+defaults), and arguments are validated by that model, so a bad argument gets the REST route's contract
+code. Results are the REST responses' bodies (dumped through the same response models) as structured
+content, plus the same JSON as text for clients that read only text. A failure is a tool error (`isError`)
+whose content is the contract's envelope (`contracts.envelope`): code and message, never exception text
+or a stack trace.
 
 Resources are read-only: `book://toc` (the table of contents, JSON) and `book://docs/<route>` for each
 document (Markdown rebuilt from its chunks).
@@ -18,8 +19,6 @@ from __future__ import annotations
 import contextvars
 import json
 import logging
-from collections.abc import Callable
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal
 
@@ -29,20 +28,11 @@ from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ValidationError
 
+import bookrag.services.conversations  # noqa: F401  (registers answer_question, the agent's tool)
 from bookrag import errors
-from bookrag.contracts.agent import AnswerRequest, Response
 from bookrag.contracts.envelope import Envelope, error_body
-from bookrag.contracts.tools import (
-    TOOL_DEFINITIONS,
-    BookContentRequest,
-    BookContentResponse,
-    BookContextRequest,
-    BookContextResponse,
-    PerformRetrievalRequest,
-    PerformRetrievalResponse,
-)
 from bookrag.contracts.validation import invalid_input, model_codes
-from bookrag.services.conversations import ANONYMOUS
+from bookrag.services.tools import Tool, registered
 from bookrag.version import __version__
 
 logger = logging.getLogger("bookrag.mcp")
@@ -53,86 +43,21 @@ DOC_PREFIX = "book://docs"
 # The book's content, read-only: no tool writes, any call may be repeated.
 _READ_ONLY = types.ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
                                    open_world_hint=False)
-_DESCRIPTIONS = {d["name"]: str(d["description"]) for d in TOOL_DEFINITIONS}
-
-
-@dataclass(frozen=True, slots=True)
-class ToolSpec:
-    name: str
-    title: str
-    description: str
-    request: type[BaseModel]
-    response: type[BaseModel]
-    envelope: Envelope
-    run: Callable[[Any], BaseModel | dict[str, Any]]
-    exclude_none: bool = False
-
-    def definition(self) -> types.Tool:
-        return types.Tool(name=self.name, title=self.title, description=self.description,
-                          input_schema=self.request.model_json_schema(),
-                          output_schema=self.response.model_json_schema(mode="serialization"),
-                          annotations=_READ_ONLY)
-
-
-# --- the operations, as the REST routes call them ---------------------------------------------------
-
-
-def _retrieve_book_content(body: BookContentRequest) -> dict[str, Any]:
-    from bookrag.services import operations
-    from bookrag.services.container import current
-
-    return operations.book_content_for(current().retriever, body)
-
-
-def _perform_retrieval(body: PerformRetrievalRequest) -> dict[str, Any]:
-    from bookrag.services import operations
-    from bookrag.services.container import current
-
-    return operations.perform_retrieval_for(current().retriever, body)
-
-
-def _retrieve_book_context(body: BookContextRequest) -> dict[str, Any]:
-    from bookrag.services import operations
-    from bookrag.services.container import current
-
-    return operations.book_context_for(current().retriever, body)
-
-
-# Whose request this is (the API key id the middleware admitted): sessions belong to it, as on REST.
-# Set per HTTP request by `mcp.asgi`; stdio (`bookrag mcp`) is one local user.
-CALLER: contextvars.ContextVar[str] = contextvars.ContextVar("bookrag_mcp_caller", default=ANONYMOUS)
-
-
-def _answer_question(body: AnswerRequest) -> Response:
-    from bookrag.observability import record_refusal
-    from bookrag.services.container import current
-    from bookrag.services.conversations import answer as converse
-
-    response = converse(current(), body, CALLER.get())  # the same service as POST /api/answer
-    record_refusal(response.is_refusal)
-    return response
-
-
-_RETRIEVAL_TOOLS = (
-    ToolSpec("retrieve_book_content", "Retrieve book content", _DESCRIPTIONS["retrieve_book_content"],
-             BookContentRequest, BookContentResponse, "rest", _retrieve_book_content, exclude_none=True),
-    ToolSpec("perform_retrieval", "Search the book", _DESCRIPTIONS["perform_retrieval"],
-             PerformRetrievalRequest, PerformRetrievalResponse, "rest", _perform_retrieval),
-    ToolSpec("retrieve_book_context", "Book context for a question", _DESCRIPTIONS["retrieve_book_context"],
-             BookContextRequest, BookContextResponse, "rest", _retrieve_book_context),
-)
-_ANSWER_TOOL = ToolSpec(
-    "answer_question", "Answer from the book",
-    "Answer a question from the book only, citing its sections ([n] markers number `sources`); or refuse "
-    "(is_refusal) with the nearest sections when the book does not answer it.",
-    AnswerRequest, Response, "agent", _answer_question, exclude_none=True)
 
 
 BOOK_VERSION_META = "bookrag/book_version"
 
 
-def tool_specs(tool_set: ToolSet) -> tuple[ToolSpec, ...]:
-    return _RETRIEVAL_TOOLS + ((_ANSWER_TOOL,) if tool_set == "all" else ())
+def tool_specs(tool_set: ToolSet) -> tuple[Tool, ...]:
+    """The registered tools `tool_set` serves, in registration order (read now, not at import)."""
+    return tuple(tool for tool in registered() if tool_set == "all" or tool.retrieval)
+
+
+def definition(tool: Tool) -> types.Tool:
+    return types.Tool(name=tool.name, title=tool.title, description=tool.description,
+                      input_schema=tool.request.model_json_schema(),
+                      output_schema=tool.response.model_json_schema(mode="serialization"),
+                      annotations=_READ_ONLY)
 
 
 # --- tool calls -----------------------------------------------------------------------------------
@@ -147,10 +72,11 @@ def tool_error(exc: errors.BookRAGError, envelope: Envelope) -> types.CallToolRe
     return types.CallToolResult(content=_as_text(body), structured_content=body, is_error=True)
 
 
-def call_tool_sync(spec: ToolSpec, arguments: dict[str, Any]) -> types.CallToolResult:
+def call_tool_sync(spec: Tool, arguments: dict[str, Any]) -> types.CallToolResult:
     """Validate with the request model, run the operation, shape the result; every failure a tool error.
     One book version per call, named in the result's `_meta` (`bookrag/book_version`) for every tool."""
     from bookrag.domain.book_version import one_version
+    from bookrag.services.container import current
 
     try:
         try:
@@ -158,7 +84,7 @@ def call_tool_sync(spec: ToolSpec, arguments: dict[str, Any]) -> types.CallToolR
         except ValidationError as exc:
             raise invalid_input(model_codes(spec.request), exc.errors()) from None
         with one_version() as seen:
-            result = spec.run(body)
+            result = spec.run(current(), body)
         model = result if isinstance(result, BaseModel) else spec.response.model_validate(result)
         data = model.model_dump(mode="json", exclude_none=spec.exclude_none)
         label = next(iter(seen.values()), None)
@@ -218,11 +144,16 @@ def _resource_error(exc: errors.BookRAGError) -> MCPError:
                     data=body)
 
 
-@lru_cache(maxsize=2)
 def build_server(tool_set: ToolSet = "all") -> Server[Any]:
-    """The MCP server with `tool_set`'s tools, built once per process (it holds no client or state)."""
-    specs = {spec.name: spec for spec in tool_specs(tool_set)}
-    definitions = [spec.definition() for spec in specs.values()]
+    """The MCP server with `tool_set`'s tools as registered now, built once per process and set of tools
+    (it holds no client or state)."""
+    return _server(tool_set, tool_specs(tool_set))
+
+
+@lru_cache(maxsize=4)
+def _server(tool_set: ToolSet, tools: tuple[Tool, ...]) -> Server[Any]:
+    specs = {spec.name: spec for spec in tools}
+    definitions = [definition(spec) for spec in tools]
     # Looked up on every HTTP tools/call (the SDK checks Mcp-Param headers against it): built once here.
     input_schemas = {d.name: d.input_schema for d in definitions}
 

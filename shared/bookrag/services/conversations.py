@@ -9,6 +9,7 @@ limits in `domain.query.CONVERSATION`) and its expiry moves on.
 
 from __future__ import annotations
 
+import contextvars
 import secrets
 import time
 from collections.abc import Iterator, Sequence
@@ -23,12 +24,17 @@ from bookrag.contracts.validation import invalid_input
 from bookrag.domain.conversation import Conversation, Selection, Session, Turn
 from bookrag.domain.query import CONVERSATION
 from bookrag.errors import InvalidInputError, SessionNotFoundError
+from bookrag.observability import record_refusal
+from bookrag.services.tools import Tool, register
 
 if TYPE_CHECKING:
     from bookrag.answering.agent import AgentEvent
     from bookrag.services.container import Container
 
 ANONYMOUS = "anonymous"  # the owner of sessions when authentication is off
+# Whose request this is (the API key id the middleware admitted), for callers that cannot pass it along:
+# an MCP tool call (set per HTTP request by `mcp.asgi`; stdio, `bookrag mcp`, is one local user).
+CALLER: contextvars.ContextVar[str] = contextvars.ContextVar("bookrag_caller", default=ANONYMOUS)
 
 
 def new_session_id() -> str:
@@ -59,6 +65,14 @@ def answer(container: Container, request: AnswerRequest, owner: str = ANONYMOUS)
     `SessionNotFoundError` (404) and `SessionStoreError` (503)."""
     turn = _Turn.begin(container, request, owner)
     return stamped(container, turn.end(container.agent.run(request.query, turn.conversation)))
+
+
+def answer_recorded(container: Container, request: AnswerRequest, owner: str = ANONYMOUS) -> Response:
+    """`answer`, its refusal (or not) counted in the metrics: what `POST /api/answer` and the MCP
+    `answer_question` tool both serve. Raises as `answer` does."""
+    response = answer(container, request, owner)
+    record_refusal(response.is_refusal)
+    return response
 
 
 def answer_events(container: Container, request: AnswerRequest, owner: str = ANONYMOUS) -> Iterator[AgentEvent]:
@@ -123,3 +137,16 @@ class _Turn:
         self.container.sessions.put(Session(session.session_id, self.owner, bounded([*session.turns, turn]),
                                             self.now + CONVERSATION.session_ttl_s))
         return response.model_copy(update={"session_id": session.session_id})
+
+
+def _answer_question(container: Container, request: AnswerRequest) -> Response:
+    return answer_recorded(container, request, CALLER.get())
+
+
+# The MCP form of POST /api/answer (which is its REST route, so it has no tool route of its own).
+register(Tool(
+    "answer_question", "Answer from the book",
+    "Answer a question from the book only, citing its sections ([n] markers number `sources`); or refuse "
+    "(is_refusal) with the nearest sections when the book does not answer it.",
+    AnswerRequest, Response, _answer_question, envelope="agent", exclude_none=True, retrieval=False,
+    listed=False))

@@ -1,7 +1,7 @@
-"""The retrieval-shaped contracts: REST retrieve and the three agent tools.
+"""REST retrieve (`POST /api/retrieve`) and the book version a request read.
 
-Each function takes already-validated input and returns the contract's shape as a plain dict, so the
-same code serves HTTP routes, the agent's tool calls and the CLI.
+Takes already-validated input and returns the contract's shape as a plain dict. The agent tools'
+operations are their entries in the tools registry (`services.tools`).
 """
 
 from __future__ import annotations
@@ -10,13 +10,6 @@ import time
 import uuid
 from typing import Any
 
-from bookrag.answering.context import book_context, source_summary
-from bookrag.contracts.tools import (
-    NO_CONTENT_TOOL,
-    BookContentRequest,
-    BookContextRequest,
-    PerformRetrievalRequest,
-)
 from bookrag.domain.models import Filters, SearchHit
 from bookrag.retrieval.retriever import Retriever, SearchOptions, default_threshold
 
@@ -57,68 +50,3 @@ def _rest_chunk(hit: SearchHit) -> dict[str, Any]:
         "source_url": p.source_url,
         "page_number": p.page_number,
     }
-
-
-def retrieve_book_content(retriever: Retriever, query: str, top_k: int = 5, min_score: float | None = None,
-                          filters: Filters | None = None) -> dict[str, Any]:
-    threshold = min_score if min_score is not None else default_threshold(retriever.settings, "tool_content")
-    result = retriever.search(query, SearchOptions(top_k=top_k, min_score=threshold, filters=filters))
-    out: dict[str, Any] = {
-        "results": [
-            {
-                "id": h.chunk_id,
-                "content": h.text,
-                "score": h.score,
-                "source_url": h.payload.source_url,
-                "page_number": h.payload.page_number,
-                "section_title": h.section_heading,
-                "metadata": _metadata(h),
-            }
-            for h in result.hits
-        ],
-        "query_embedding_used": result.query_vector,
-        "book_version": book_version_label(retriever),
-    }
-    if not result.hits:
-        out["message"] = NO_CONTENT_TOOL
-    return out
-
-
-def perform_retrieval(retriever: Retriever, query: str, top_k: int = 5,
-                      filters: Filters | None = None) -> dict[str, Any]:
-    threshold = default_threshold(retriever.settings, "perform_retrieval")
-    result = retriever.search(query, SearchOptions(top_k=top_k, min_score=threshold, filters=filters))
-    results = [
-        {"content": h.text, "source_url": h.payload.source_url,
-         "similarity_score": h.score, "position": h.chunk_index}
-        for h in result.hits
-    ]
-    return {"results": results, "query": query, "total_results": len(results),
-            "book_version": book_version_label(retriever)}
-
-
-_METADATA = ("source_file", "module_name", "doc_title", "heading_path", "chunk_index", "total_chunks", "token_count",
-             "created_at")
-
-
-def _metadata(hit: SearchHit) -> dict[str, Any]:
-    stored = hit.payload.to_dict()
-    return {k: stored[k] for k in _METADATA}
-
-
-# --- the tool operations as their HTTP routes and MCP tools call them: one mapping from request to call ---
-
-
-def book_content_for(retriever: Retriever, body: BookContentRequest) -> dict[str, Any]:
-    return retrieve_book_content(retriever, body.query, body.result_count, body.min_score,
-                                 Filters(body.module_name, body.source_file))
-
-
-def perform_retrieval_for(retriever: Retriever, body: PerformRetrievalRequest) -> dict[str, Any]:
-    return perform_retrieval(retriever, body.query, body.top_k, Filters(body.module_name, body.source_file))
-
-
-def book_context_for(retriever: Retriever, body: BookContextRequest) -> dict[str, Any]:
-    context, hits = book_context(retriever, body.query)
-    return {"context": context, "sources": [source_summary(h) for h in hits],
-            "book_version": book_version_label(retriever)}

@@ -50,9 +50,9 @@ def create_app(kind: AppKind = "all") -> FastAPI:
         return health()
 
     if kind in ("retrieval", "all"):
-        from bookrag.web.routes.retrieval import router as retrieval_router
+        from bookrag.web.routes.retrieval import build_router
 
-        app.include_router(retrieval_router)
+        app.include_router(build_router())  # the tools registered by now
     if kind in ("agent", "all"):
         from bookrag.web.routes.agent import router as agent_router
         from bookrag.web.routes.widget import router as widget_router

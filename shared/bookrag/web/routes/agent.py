@@ -8,7 +8,6 @@ from fastapi import APIRouter, Request
 from starlette.responses import StreamingResponse
 
 from bookrag.contracts.agent import AnswerErrorBody, AnswerRequest, Response
-from bookrag.observability import record_refusal
 from bookrag.services.container import current
 from bookrag.web.sse import event_stream
 
@@ -34,13 +33,10 @@ def answer(body: AnswerRequest, request: Request) -> Response:
     Follow-ups: send the earlier turns (`history`) or a `session_id` (from a turn sent with
     `start_session`); the response's `standalone_question` is what was searched. About a passage:
     send `selected_text` (and `source_url` or `source_file` when known)."""
-    from bookrag.services.conversations import ANONYMOUS
-    from bookrag.services.conversations import answer as converse
+    from bookrag.services.conversations import ANONYMOUS, answer_recorded
 
     owner = request.scope.get("state", {}).get("api_key_id") or ANONYMOUS
-    response = converse(current(), body, owner)
-    record_refusal(response.is_refusal)
-    return response
+    return answer_recorded(current(), body, owner)
 
 
 def _event(name: str, data: dict[str, Any]) -> dict[str, Any]:

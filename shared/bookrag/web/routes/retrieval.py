@@ -1,66 +1,58 @@
-"""Retrieval routes: POST /api/retrieve and the agent tools over HTTP."""
+"""Retrieval routes: POST /api/retrieve, one route per registered tool with a REST path, GET /api/tools."""
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Callable
 from typing import Any
 
 from fastapi import APIRouter
+from pydantic import BaseModel
 
 from bookrag.contracts.rest import RetrieveRequest, RetrieveResponse
-from bookrag.contracts.tools import (
-    BookContentRequest,
-    BookContentResponse,
-    BookContextRequest,
-    BookContextResponse,
-    PerformRetrievalRequest,
-    PerformRetrievalResponse,
-    tool_definitions,
-)
 from bookrag.domain.models import Filters
 from bookrag.observability import record_query_type, record_retrieval
-from bookrag.retrieval.retriever import Retriever, default_threshold
-from bookrag.services import operations as tools
 from bookrag.services.container import current
-
-router = APIRouter(prefix="/api")
-
-
-def _retriever() -> Retriever:
-    return current().retriever
+from bookrag.services.operations import rest_retrieve
+from bookrag.services.tools import Tool, registered
 
 
-@router.post("/retrieve", response_model=RetrieveResponse, tags=["retrieval"])
 def retrieve(body: RetrieveRequest) -> dict[str, Any]:
     """Retrieve the textbook chunks most relevant to a query (rest-api-retrieve contract)."""
-    result = tools.rest_retrieve(_retriever(), body.query, body.top_k, body.score_threshold,
-                                 Filters(body.module_name, body.source_file))
+    result = rest_retrieve(current().retriever, body.query, body.top_k, body.score_threshold,
+                           Filters(body.module_name, body.source_file))
     record_retrieval(result["retrieval_time_ms"], len(result["retrieved_chunks"]))
     record_query_type(body.query_type)
     return result
 
 
-@router.post("/tools/retrieve_book_content", response_model=BookContentResponse,
-             response_model_exclude_none=True, tags=["tools"])
-def retrieve_book_content(body: BookContentRequest) -> dict[str, Any]:
-    """The `retrieve_book_content` agent tool."""
-    return tools.book_content_for(_retriever(), body)
-
-
-@router.post("/tools/perform_retrieval", response_model=PerformRetrievalResponse, tags=["tools"])
-def perform_retrieval(body: PerformRetrievalRequest) -> dict[str, Any]:
-    """The `perform_retrieval` agent tool."""
-    return tools.perform_retrieval_for(_retriever(), body)
-
-
-@router.post("/tools/retrieve_book_context", response_model=BookContextResponse, tags=["tools"])
-def retrieve_book_context(body: BookContextRequest) -> dict[str, Any]:
-    """The `retrieve_book_context` agent tool: formatted context with [Source: ...] headers."""
-    return tools.book_context_for(_retriever(), body)
-
-
-@router.get("/tools", tags=["tools"])
 def list_tools() -> dict[str, Any]:
     """The tool definitions, ready to register with an OpenAI-style function-calling agent; defaults are
     the ones in force for the configured embedder."""
-    definitions = tool_definitions(default_threshold(current().settings, "tool_content"))
-    return {"tools": [{"type": "function", "function": d} for d in definitions]}
+    settings = current().settings
+    return {"tools": [{"type": "function", "function": tool.function(settings)} for tool in registered()
+                      if tool.listed]}
+
+
+def _endpoint(tool: Tool) -> Callable[..., BaseModel | dict[str, Any]]:
+    def endpoint(body: BaseModel) -> BaseModel | dict[str, Any]:
+        return tool.run(current(), body)
+
+    # FastAPI validates the body with the parameter's annotation: the tool's own request model.
+    endpoint.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [inspect.Parameter("body", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=tool.request)])
+    return endpoint
+
+
+def build_router() -> APIRouter:
+    """The routes, with the tools registered now (in registration order, after /api/retrieve)."""
+    router = APIRouter()
+    router.add_api_route("/api/retrieve", retrieve, methods=["POST"], response_model=RetrieveResponse,
+                         tags=["retrieval"])
+    for tool in registered():
+        if tool.rest_path is not None:
+            router.add_api_route(tool.rest_path, _endpoint(tool), methods=["POST"], name=tool.name,
+                                 description=tool.rest_doc, response_model=tool.response,
+                                 response_model_exclude_none=tool.exclude_none, tags=["tools"])
+    router.add_api_route("/api/tools", list_tools, methods=["GET"], tags=["tools"])
+    return router
