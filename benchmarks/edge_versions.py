@@ -36,8 +36,9 @@ sys.path.insert(0, str(ROOT / "shared"))
 
 from suite import child_env  # noqa: E402
 
-from bookrag.adapters.qdrant.edge import close_shard, copy_shard, edge_dir  # noqa: E402
-from bookrag.adapters.qdrant.edge_versions import EdgeVersions  # noqa: E402
+from bookrag.adapters.store.edge.files import copy_shard, edge_dir  # noqa: E402
+from bookrag.adapters.store.edge.shards import close_shard  # noqa: E402
+from bookrag.adapters.store.edge.versions import EdgeVersions  # noqa: E402
 from bookrag.config.settings import Settings, load_settings  # noqa: E402
 from bookrag.ingestion.ingestor import Ingestor, IngestReport  # noqa: E402
 from bookrag.ingestion.versions import publish  # noqa: E402

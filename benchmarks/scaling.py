@@ -111,12 +111,13 @@ def open_store(engine: str, folder: Path) -> tuple[Any, Any]:
 
     settings = load_settings(qdrant_path=folder, embedding_provider="local")
     if engine == "edge":
-        from bookrag.adapters.qdrant.edge import EdgeStore, close_shard
+        from bookrag.adapters.store.edge.shards import close_shard
+        from bookrag.adapters.store.edge.store import EdgeStore
 
         return EdgeStore(settings), lambda: close_shard(settings)
     from qdrant_client import QdrantClient
 
-    from bookrag.adapters.qdrant.store import VectorStore
+    from bookrag.adapters.store.qdrant.store import VectorStore
 
     client = QdrantClient(path=str(folder / "local-mode"))
     return VectorStore(settings, client), client.close

@@ -174,7 +174,7 @@ def secured(auth_tables: AuthTables, stub: Any, use_env: Callable[..., None], tm
 @pytest.fixture
 def ingested(secured: AuthTables, stub: Any, tmp_path: Path) -> Iterator[None]:
     """A one-page book in this test's own embedded store (closed afterwards: it holds a file lock)."""
-    from bookrag.adapters.qdrant.edge import close_shard
+    from bookrag.adapters.store.edge.shards import close_shard
     from bookrag.ingestion.ingestor import Ingestor
     from bookrag.services.container import container_for
 

@@ -109,7 +109,7 @@ def test_cheap_qdrant_import_keeps_every_rest_model_usable() -> None:
     code = textwrap.dedent("""
         import inspect, sys
         from pydantic import BaseModel
-        from bookrag.adapters.qdrant.lazy_imports import import_qdrant_client
+        from bookrag.adapters.store.qdrant.lazy_imports import import_qdrant_client
         import_qdrant_client()
         from qdrant_client import _pydantic_compat
         from qdrant_client.http.models import models
@@ -119,7 +119,7 @@ def test_cheap_qdrant_import_keeps_every_rest_model_usable() -> None:
             model.model_rebuild()  # what pydantic does on a model's first use
         assert all(m.__pydantic_complete__ for m in deferred)
         assert _pydantic_compat.update_forward_refs.__name__ == "update_forward_refs"  # restored
-        assert not any(type(f).__module__ == "bookrag.adapters.qdrant.lazy_imports" for f in sys.meta_path)
+        assert not any(type(f).__module__ == "bookrag.adapters.store.qdrant.lazy_imports" for f in sys.meta_path)
         print(len(deferred))
     """)
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, timeout=120)

@@ -17,8 +17,8 @@ from fastapi.testclient import TestClient
 from qdrant_client import QdrantClient
 
 from bookrag import errors
-from bookrag.adapters.qdrant.aliases import QdrantVersions
-from bookrag.adapters.qdrant.store import VectorStore
+from bookrag.adapters.store.qdrant.aliases import QdrantVersions
+from bookrag.adapters.store.qdrant.store import VectorStore
 from bookrag.config.settings import Settings, get_settings
 from bookrag.domain.book_version import BookVersion, one_version
 from bookrag.ingestion.ingestor import Ingestor

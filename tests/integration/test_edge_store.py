@@ -19,7 +19,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from bookrag import errors
-from bookrag.adapters.qdrant.edge import EdgeStore, close_shard, shard_dir
+from bookrag.adapters.store.edge.files import shard_dir
+from bookrag.adapters.store.edge.shards import close_shard
+from bookrag.adapters.store.edge.store import EdgeStore
 from bookrag.config.settings import Settings
 from bookrag.ingestion.ingestor import Ingestor
 from bookrag.services.container import container_for
@@ -137,7 +139,7 @@ def _tree_digest(folder: Path) -> str:
 READ_ONLY_SEARCH = """
 import json, sys
 from bookrag.config.settings import load_settings
-from bookrag.adapters.qdrant.edge import EdgeStore
+from bookrag.adapters.store.edge.store import EdgeStore
 from bookrag.services.container import container_for
 settings = load_settings(qdrant_path=sys.argv[1], embedding_provider="local")
 hits = container_for(settings).retriever.search("What is the zero moment point in bipedal walking?").hits

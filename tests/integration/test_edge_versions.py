@@ -25,9 +25,10 @@ from fastapi.testclient import TestClient
 from pydantic import SecretStr
 
 from bookrag import errors
-from bookrag.adapters.qdrant.edge import close_shard, copy_shard, edge_dir, meta_file, pointer_file, shard_dir
-from bookrag.adapters.qdrant.edge_versions import EdgeVersions
-from bookrag.adapters.qdrant.port import version_pattern
+from bookrag.adapters.store.edge.files import copy_shard, edge_dir, meta_file, pointer_file, shard_dir
+from bookrag.adapters.store.edge.shards import close_shard
+from bookrag.adapters.store.edge.versions import EdgeVersions
+from bookrag.adapters.store.port import version_pattern
 from bookrag.config.settings import Settings, get_settings
 from bookrag.domain.book_version import one_version
 from bookrag.ingestion.ingestor import Ingestor, IngestReport

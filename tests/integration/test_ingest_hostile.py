@@ -20,7 +20,8 @@ from typing import Any
 import pytest
 
 from bookrag import errors
-from bookrag.adapters.qdrant.edge import EdgeStore, close_shard
+from bookrag.adapters.store.edge.shards import close_shard
+from bookrag.adapters.store.edge.store import EdgeStore
 from bookrag.config.settings import Settings
 from bookrag.ingestion.ingestor import Ingestor
 from bookrag.retrieval.retriever import Retriever, SearchOptions

@@ -34,7 +34,7 @@ from urllib.parse import quote, unquote_plus
 
 import pytest
 
-from bookrag.adapters.qdrant.edge import close_shard
+from bookrag.adapters.store.edge.shards import close_shard
 from bookrag.answering.answerers.base import neutralise
 from bookrag.answering.context import book_context
 from bookrag.config.settings import Settings, load_settings

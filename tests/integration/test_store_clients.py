@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bookrag.adapters.qdrant.edge import EdgeStore
+from bookrag.adapters.store.edge.store import EdgeStore
 from bookrag.services import container as containers
 from bookrag.services.container import container_for
 

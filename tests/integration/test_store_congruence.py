@@ -14,9 +14,10 @@ from typing import Any
 
 import pytest
 
-from bookrag.adapters.qdrant.edge import EdgeStore, close_shard
-from bookrag.adapters.qdrant.port import BookStore
-from bookrag.adapters.qdrant.store import VectorStore
+from bookrag.adapters.store.edge.shards import close_shard
+from bookrag.adapters.store.edge.store import EdgeStore
+from bookrag.adapters.store.port import BookStore
+from bookrag.adapters.store.qdrant.store import VectorStore
 from bookrag.config.settings import Settings, load_settings
 from bookrag.domain.models import ChunkPayload, Filters, SparseVector
 from bookrag.ingestion.ingestor import Ingestor

@@ -51,7 +51,7 @@ print("finished", flush=True)
 
 # The same for an atomic ingest (`bookrag ingest --atomic`): holds while the new version is half built.
 PUBLISH_AND_HOLD = _HOLD + """
-from bookrag.adapters.qdrant.edge_versions import EdgeVersions
+from bookrag.adapters.store.edge.versions import EdgeVersions
 from bookrag.ingestion.versions import publish
 publish(settings, container.embedder, EdgeVersions(settings), Path(sys.argv[2]), Hold())
 print("finished", flush=True)
@@ -61,7 +61,7 @@ print("finished", flush=True)
 OPEN_AND_HOLD = """
 import sys
 from bookrag.config.settings import load_settings
-from bookrag.adapters.qdrant.edge import EdgeStore
+from bookrag.adapters.store.edge.store import EdgeStore
 store = EdgeStore(load_settings(qdrant_path=sys.argv[1], embedding_provider="local"))
 print("open", store.count(), flush=True)
 sys.stdin.readline()

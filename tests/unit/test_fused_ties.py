@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bookrag.adapters.qdrant.port import ranked
+from bookrag.adapters.store.vectors import ranked
 
 QUESTION = np.asarray([1.0, 0.0, 0.0], dtype=np.float32)
 

@@ -82,8 +82,8 @@ def ingest(
     try:
         settings = get_settings()
         container = container_for(settings)
-        versions = _versions(container)
-        use_atomic = atomic if atomic is not None else _versioned(container, versions)
+        versions = container.versions
+        use_atomic = atomic if atomic is not None else versions.atomic_by_default()
         with _RichProgress() as progress:
             if use_atomic:
                 from bookrag.ingestion.versions import publish
@@ -117,24 +117,6 @@ def ingest(
         typer.echo(f"book version {version}")
 
 
-def _versions(container: Any) -> Any:
-    """The book's versions on the configured store: a remote one's aliases (the service's own client), or
-    the embedded folder's version shards."""
-    if container.settings.qdrant_remote_url is None:
-        from bookrag.adapters.qdrant.edge_versions import EdgeVersions
-
-        return EdgeVersions(container.settings)
-    from bookrag.adapters.qdrant.aliases import QdrantVersions
-
-    return QdrantVersions(container.settings, container.store.client)
-
-
-def _versioned(container: Any, versions: Any) -> bool:
-    """The default of --atomic: always on a remote store; on the embedded one once the folder holds
-    versions (an in-place ingest there would write a shard nobody reads)."""
-    return container.settings.qdrant_remote_url is not None or versions.live() is not None
-
-
 @app.command()
 def rollback(
     to: Annotated[str | None, typer.Option("--to", help="A kept version's collection (see `bookrag versions`)")]
@@ -148,7 +130,7 @@ def rollback(
 
     try:
         container = container_for(get_settings())
-        versions = _versions(container)
+        versions = container.versions
         left, now = roll_back(versions, to)
         container.store.refresh()
         version = versions.book_version(now)
@@ -170,7 +152,7 @@ def versions(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     from bookrag.services.container import container_for
 
     try:
-        found = list_versions(_versions(container_for(get_settings())))
+        found = list_versions(container_for(get_settings()).versions)
     except BookRAGError as exc:
         _fail(exc, as_json)
         return

@@ -42,7 +42,7 @@ from bookrag.devtools.questions import (
 from bookrag.errors import InvalidInputError
 
 if TYPE_CHECKING:
-    from bookrag.adapters.qdrant.port import Fusion
+    from bookrag.adapters.store.port import Fusion
     from bookrag.config.settings import RetrievalMode, Settings
     from bookrag.domain.models import SearchHit
     from bookrag.retrieval.retriever import Order, Retriever

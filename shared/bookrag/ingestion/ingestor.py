@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, Protocol
 
-from bookrag.adapters.qdrant.port import BookStore
+from bookrag.adapters.store.port import BookStore
 from bookrag.domain.book_version import BookVersion, content_hash, utc_now
 from bookrag.domain.models import ChunkPayload, PointRecord, embedding_text
 from bookrag.errors import DocumentError

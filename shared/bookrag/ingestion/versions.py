@@ -10,17 +10,16 @@ half-built collection and leaves the live book untouched.
 
 `rollback` moves the pointer back to the kept version.
 
-The engine stays behind `VersionedCollections`: `adapters.qdrant.aliases.QdrantVersions` implements it
-with Qdrant's aliases (server, Cloud, or qdrant-client's local mode), `adapters.qdrant.edge_versions.
-EdgeVersions` with shard folders and a pointer file (the embedded store, Qdrant Edge).
+The engine stays behind `VersionedCollections` (`adapters.store.port`): `adapters.store.qdrant.aliases.
+QdrantVersions` implements it with Qdrant's aliases (server, Cloud, or qdrant-client's local mode),
+`adapters.store.edge.versions.EdgeVersions` with shard folders and a pointer file (Qdrant Edge).
 """
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from bookrag.errors import DocumentError, NoVersionError
 from bookrag.ingestion.ingestor import Ingestor, IngestReport, Progress
@@ -28,54 +27,9 @@ from bookrag.observability import logger
 
 if TYPE_CHECKING:
     from bookrag.adapters.embedders import CachedEmbedder
-    from bookrag.adapters.qdrant.port import BookStore
+    from bookrag.adapters.store.port import VersionedCollections
     from bookrag.config.settings import Settings
     from bookrag.domain.book_version import BookVersion
-
-
-
-class VersionedCollections(Protocol):
-    """What an engine provides for versions: named collections, and one pointer that readers follow."""
-
-    alias: str
-
-    def exclusive(self) -> AbstractContextManager[None]:
-        """Held for a whole publish or rollback: one process changes the versions at a time."""
-        ...
-
-    def live(self) -> str | None:
-        """The collection readers are pointed at; None before the first version."""
-        ...
-
-    def is_plain_collection(self) -> bool:
-        """Whether the book is an unversioned collection under the alias's name (an incremental ingest's)."""
-        ...
-
-    def versions(self) -> list[str]:
-        """The complete versions, oldest first."""
-        ...
-
-    def new_name(self, version: BookVersion) -> str: ...
-
-    def store_for(self, collection: str) -> BookStore: ...
-
-    def prepare(self, collection: str, source: str, embedder_name: str, dimension: int) -> bool:
-        """Start `collection` from `source` by the engine's own means (a copy of the whole collection)
-        when it has one; True when done, and the ingest then updates it in place. False: the ingest
-        fills an empty `collection`, copying unchanged files' points from `source`."""
-        ...
-
-    def switch(self, collection: str) -> None:
-        """Point readers at `collection` in one step."""
-        ...
-
-    def replace_plain(self, collection: str) -> None:
-        """Point readers at `collection` instead of the plain collection, which is then gone."""
-        ...
-
-    def drop(self, collection: str) -> None: ...
-
-    def book_version(self, collection: str) -> BookVersion | None: ...
 
 
 @dataclass(frozen=True, slots=True)

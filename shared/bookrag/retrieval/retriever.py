@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from bookrag.adapters.qdrant.port import BookStore, Fusion
+from bookrag.adapters.store.port import BookStore, Fusion
 from bookrag.domain.models import Filters, SearchHit, SearchResult, SparseVector
 from bookrag.domain.query import Interface
 from bookrag.domain.thresholds import DEFAULT_THRESHOLDS

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from bookrag.adapters.qdrant.port import BookStore
+from bookrag.adapters.store.port import BookStore
 from bookrag.domain.models import PAYLOAD_FIELDS, ChunkPayload
 
 _TOC_FIELDS = ("source_file", "source_url", "doc_title", "module_name", "page_number", "total_chunks",

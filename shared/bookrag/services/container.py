@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     import httpx
 
     from bookrag.adapters.embedders import CachedEmbedder
-    from bookrag.adapters.qdrant.port import BookStore
+    from bookrag.adapters.store.port import BookStore, VersionedCollections
     from bookrag.answering.agent import BookRAGAgent
     from bookrag.answering.answerers.base import Answerer
     from bookrag.answering.conversation import Rewriter
@@ -77,8 +77,10 @@ def _network(flag: bool | NetworkRule) -> Callable[[Callable[[Any], T]], compone
     return wrap
 
 
-def _remote_store(settings: Settings) -> bool:
-    return settings.qdrant_remote_url is not None
+def _networked_store(settings: Settings) -> bool:
+    from bookrag.adapters.store import holds_network
+
+    return holds_network(settings)
 
 
 def _remote_embedder(settings: Settings) -> bool:
@@ -169,16 +171,20 @@ class Container(AuthContainer):
 
         return build_embedder(self.settings, lambda: self.cohere)
 
-    @_network(_remote_store)
+    @_network(_networked_store)
     def store(self) -> BookStore:
-        """Qdrant Cloud or a server when QDRANT_URL/QDRANT_HOST is set, else Qdrant Edge on QDRANT_PATH."""
-        if self.settings.qdrant_remote_url is None:
-            from bookrag.adapters.qdrant.edge import EdgeStore
+        """The engine `adapters.store` chooses: Qdrant Cloud or a server when QDRANT_URL/QDRANT_HOST is set,
+        else Qdrant Edge on QDRANT_PATH."""
+        from bookrag.adapters.store import build_store
 
-            return EdgeStore(self.settings)
-        from bookrag.adapters.qdrant.store import VectorStore
+        return build_store(self.settings)
 
-        return VectorStore(self.settings)
+    @_network(_networked_store)
+    def versions(self) -> VersionedCollections:
+        """The book's versions on the store's engine (atomic ingest, rollback); a remote one shares its client."""
+        from bookrag.adapters.store import build_versions
+
+        return build_versions(self.settings, self.store)
 
     # --- services ----------------------------------------------------------------------------
 
@@ -190,7 +196,7 @@ class Container(AuthContainer):
 
         return CohereReranker(self.settings, lambda: self.cohere)
 
-    @_network(lambda s: _remote_store(s) or _remote_embedder(s) or s.cohere_rerank_model is not None)
+    @_network(lambda s: _networked_store(s) or _remote_embedder(s) or s.cohere_rerank_model is not None)
     def retriever(self) -> Retriever:
         from bookrag.retrieval.retriever import Retriever
 

@@ -1,15 +1,13 @@
-"""The remote adapter of the store port (`port.BookStore`), over qdrant-client.
+"""The remote engine of the store port (`port.BookStore`), over qdrant-client.
 
-Qdrant Cloud or a Qdrant server (`QDRANT_URL` or `QDRANT_HOST`); the embedded store is `edge.EdgeStore`.
-qdrant-client is imported lazily: it costs ~0.7 s, which a health check must not pay. Every client error
-becomes one of our `StoreError`s here; `str()` of qdrant-client's errors carries URLs and bodies, so it is
-never passed on. A test may hand it a qdrant-client local-mode client (the congruence test's second
-backend); the service never builds one.
+Qdrant Cloud or a Qdrant server (`QDRANT_URL` or `QDRANT_HOST`); the embedded store is `edge.store.EdgeStore`.
+The client comes from `client.build_client` (lazily: a health check must not import qdrant-client), and
+every client error becomes one of our `StoreError`s through `client.translate_qdrant_error`. A test may
+hand it a qdrant-client local-mode client (the congruence test's second backend); the service never builds one.
 """
 
 from __future__ import annotations
 
-import math
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -19,19 +17,17 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 import numpy as np
 
 from bookrag import errors
-from bookrag.adapters.qdrant.port import (
-    DENSE,
+from bookrag.adapters.retrying import call_with_retries
+from bookrag.adapters.store.port import (
     MANIFEST_FIELDS,
-    SPARSE,
-    TIE_MARGIN,
     BookStore,
     Fusion,
     SearchMode,
     manifest_of,
     require_embedder,
-    stored_hits,
 )
-from bookrag.adapters.retrying import call_with_retries
+from bookrag.adapters.store.qdrant.client import build_client, translate_qdrant_error
+from bookrag.adapters.store.vectors import DENSE, SPARSE, TIE_MARGIN, stored_hits
 from bookrag.domain.book_version import BookVersion, record_seen, request_pins
 from bookrag.domain.models import PAYLOAD_FIELDS, ChunkPayload, Filters, PointRecord, SparseVector, StoredHit
 
@@ -42,68 +38,6 @@ if TYPE_CHECKING:
     from bookrag.config.settings import Settings
 
 T = TypeVar("T")
-__all__ = ["DENSE", "SPARSE", "Fusion", "SearchMode", "VectorStore", "build_client", "translate_qdrant_error"]
-
-
-def build_client(settings: Settings) -> QdrantClient:
-    """A remote client (its own connection pool; the container keeps one)."""
-    from bookrag.adapters.qdrant.lazy_imports import import_qdrant_client
-
-    import_qdrant_client()  # without its eager pydantic model rebuild: ~0.25 s off a cold start
-    from qdrant_client import QdrantClient
-
-    url = settings.qdrant_remote_url
-    if not url:
-        raise errors.ConfigError("The remote store needs QDRANT_URL or QDRANT_HOST; the embedded one is EdgeStore")
-    return QdrantClient(
-        url=url,
-        api_key=settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None,
-        timeout=max(1, math.ceil(settings.qdrant_timeout_s)),
-        # The version check is an extra network round trip (and a thread) on every cold start.
-        check_compatibility=False,
-        prefer_grpc=False,
-    )
-
-
-def translate_qdrant_error(exc: BaseException) -> errors.BookRAGError:
-    """Map qdrant-client and transport failures to our errors, with generic messages only."""
-    import json
-
-    import httpx
-    from pydantic import ValidationError
-    from qdrant_client.common.client_exceptions import QdrantException, ResourceExhaustedResponse
-    from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
-
-    if isinstance(exc, errors.BookRAGError):
-        return exc
-    if isinstance(exc, ResponseHandlingException):
-        exc = exc.source
-    if isinstance(exc, ResourceExhaustedResponse):  # a 429 with a Retry-After
-        limited = errors.StoreRateLimitError()
-        limited.retry_after = float(exc.retry_after_s)
-        return limited
-    if isinstance(exc, QdrantException):  # the client raises it bare for a 429 with an unreadable Retry-After
-        return errors.StoreRateLimitError()
-    if isinstance(exc, ValidationError | json.JSONDecodeError):  # a 2xx body that is not Qdrant's: a broken upstream
-        return errors.StoreUnavailableError()
-    if isinstance(exc, httpx.TimeoutException | TimeoutError):
-        return errors.StoreTimeoutError()
-    if isinstance(exc, httpx.TransportError | ConnectionError | OSError):
-        return errors.StoreConnectionError()
-    if isinstance(exc, UnexpectedResponse):
-        if exc.status_code in (401, 403):
-            return errors.StoreAuthError()
-        if exc.status_code == 404:
-            return errors.CollectionMissingError()
-        if exc.status_code == 429:
-            return errors.StoreRateLimitError()
-        if exc.status_code is not None and exc.status_code >= 500:
-            return errors.StoreUnavailableError()
-        return errors.StoreError()
-    if isinstance(exc, ValueError) and "not found" in str(exc).lower():
-        # The embedded mode signals a missing collection with a ValueError.
-        return errors.CollectionMissingError()
-    return errors.StoreError()
 
 
 class VectorStore:

@@ -7,8 +7,8 @@ one `POST /collections/aliases` request (delete + create, applied atomically by 
 request resolves either the old or the new collection, never something in between. The collection the
 alias left is kept for `bookrag rollback`; older ones are dropped.
 
-`QdrantVersions` implements the `VersionedCollections` port of `bookrag.ingestion.versions`: the seam
-another engine's adapter implements to get the same ingest, switch and rollback.
+`QdrantVersions` implements the `VersionedCollections` port (`adapters.store.port`): the seam another
+engine implements to get the same ingest (`bookrag.ingestion.versions`), switch and rollback.
 """
 
 from __future__ import annotations
@@ -17,8 +17,9 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, TypeVar
 
-from bookrag.adapters.qdrant.port import version_name, version_pattern
-from bookrag.adapters.qdrant.store import VectorStore, translate_qdrant_error
+from bookrag.adapters.store.port import version_name, version_pattern
+from bookrag.adapters.store.qdrant.client import translate_qdrant_error
+from bookrag.adapters.store.qdrant.store import VectorStore
 from bookrag.domain.book_version import BookVersion
 
 if TYPE_CHECKING:
@@ -59,6 +60,10 @@ class QdrantVersions:
         """Whether the alias's name is taken by a collection (an index from before versions)."""
         names = {c.name for c in self._call(self.client.get_collections).collections}
         return self.alias in names
+
+    def atomic_by_default(self) -> bool:
+        """Always: a remote store's readers may be serving while an ingest runs."""
+        return True
 
     def versions(self) -> list[str]:
         """This alias's version collections, oldest first."""

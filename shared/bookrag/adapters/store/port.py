@@ -1,26 +1,27 @@
-"""The store port: what retrieval, ingestion and the book service ask of a vector store.
+"""The store's ports, engine-neutral: what retrieval, ingestion and the book service ask of a vector store
+(`BookStore`), and what an atomic ingest asks of an engine's book versions (`VersionedCollections`).
 
-Two adapters implement it: `edge.EdgeStore` (Qdrant Edge, Qdrant's own engine in-process on a folder:
-the default whenever no QDRANT_URL/QDRANT_HOST is set) and `store.VectorStore` (qdrant-client against
-Qdrant Cloud or a Qdrant server). Both store the same named vectors (`dense`, cosine; sparse `bm25`
-with the IDF modifier), the same payload (`ChunkPayload`), record the embedder that built the index,
-and answer the same hybrid query, so every caller is indifferent to which one it holds.
+Each engine implements both under `adapters/store/<engine>/`, and `adapters/store/__init__.py` picks one
+per configuration: `edge` (Qdrant Edge, Qdrant's own engine in-process on a folder: the default whenever
+no QDRANT_URL/QDRANT_HOST is set) and `qdrant` (qdrant-client against Qdrant Cloud or a Qdrant server).
+Both store the same payload (`ChunkPayload`), record the embedder that built the index, and answer the
+same hybrid query, so every caller is indifferent to which one it holds.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from typing import Any, Literal, Protocol
-
-import numpy as np
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from bookrag import errors
 from bookrag.domain.book_version import BookVersion
 from bookrag.domain.models import ChunkPayload, Filters, PointRecord, SparseVector, StoredHit
 
-DENSE = "dense"
-SPARSE = "bm25"
+if TYPE_CHECKING:
+    import numpy as np
+
 VERSION_SEPARATOR = "__v"
 SearchMode = Literal["hybrid", "dense", "sparse"]
 Fusion = Literal["rrf", "dbsf"]
@@ -92,6 +93,54 @@ class BookStore(Protocol):
         ...
 
 
+class VersionedCollections(Protocol):
+    """What an engine provides for versions: named collections, and one pointer that readers follow."""
+
+    alias: str
+
+    def exclusive(self) -> AbstractContextManager[None]:
+        """Held for a whole publish or rollback: one process changes the versions at a time."""
+        ...
+
+    def live(self) -> str | None:
+        """The collection readers are pointed at; None before the first version."""
+        ...
+
+    def is_plain_collection(self) -> bool:
+        """Whether the book is an unversioned collection under the alias's name (an incremental ingest's)."""
+        ...
+
+    def atomic_by_default(self) -> bool:
+        """Whether an ingest that does not say is atomic (`bookrag ingest` without --atomic/--incremental)."""
+        ...
+
+    def versions(self) -> list[str]:
+        """The complete versions, oldest first."""
+        ...
+
+    def new_name(self, version: BookVersion) -> str: ...
+
+    def store_for(self, collection: str) -> BookStore: ...
+
+    def prepare(self, collection: str, source: str, embedder_name: str, dimension: int) -> bool:
+        """Start `collection` from `source` by the engine's own means (a copy of the whole collection)
+        when it has one; True when done, and the ingest then updates it in place. False: the ingest
+        fills an empty `collection`, copying unchanged files' points from `source`."""
+        ...
+
+    def switch(self, collection: str) -> None:
+        """Point readers at `collection` in one step."""
+        ...
+
+    def replace_plain(self, collection: str) -> None:
+        """Point readers at `collection` instead of the plain collection, which is then gone."""
+        ...
+
+    def drop(self, collection: str) -> None: ...
+
+    def book_version(self, collection: str) -> BookVersion | None: ...
+
+
 def require_embedder(described: dict[str, Any], embedder_name: str, dimension: int) -> None:
     """Raise `EmbedderMismatchError` when the index (`BookStore.describe()`) was built by another embedder."""
     if described["embedder"] != embedder_name or described["dimension"] != dimension:
@@ -117,37 +166,6 @@ def manifest_of(payloads: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]
 
 
 MANIFEST_FIELDS = ("source_file", "file_hash", "page_number", "total_chunks")
-
-# Candidates fetched past the limit, so that a tie at the cut is broken by `ranked`, not by the engine.
-TIE_MARGIN = 4
-
-
-def ranked(scores: Sequence[float], vectors: Sequence[Any], ids: Sequence[str], dense: np.ndarray,
-           wanted: int) -> list[tuple[int, float]]:
-    """(index, cosine) of the `wanted` best points, by the engine's score. Equal scores, common after RRF
-    (a chunk ranked r-th by one list ties with another ranked r-th by the other), go to the chunk closer
-    to the question's vector, then by id: the engine returns ties in no fixed order, and the closer chunk
-    is the better guess (textbook-2: hit@5 0.951 with ties by id, 0.976 with ties by cosine).
-    A missing or malformed vector counts as cosine 0."""
-    if not scores:
-        return []
-    width = dense.shape[0]
-    # One matrix product for every point's cosine, rather than a dot product per point.
-    matrix = np.asarray([v if isinstance(v, list) and len(v) == width else [0.0] * width for v in vectors],
-                        dtype=np.float32)
-    cosines = matrix @ dense.astype(np.float32, copy=False)
-    order = sorted(range(len(scores)), key=lambda i: (-scores[i], -float(cosines[i]), ids[i]))[:wanted]
-    return [(i, min(1.0, max(0.0, float(cosines[i])))) for i in order]
-
-
-def stored_hits(points: Sequence[Any], dense: np.ndarray, wanted: int) -> list[StoredHit]:
-    """The `wanted` best of either engine's scored points (`id`, `score`, `vector`, `payload`), ordered by
-    `ranked`. Qdrant Edge builds `vector` from its buffers on each access: it is read once per point."""
-    vectors = [v.get(DENSE) if isinstance(v := p.vector, dict) else None for p in points]
-    best = ranked([p.score for p in points], vectors, [str(p.id) for p in points], dense, wanted)
-    return [StoredHit(chunk_id=str(points[i].id), rank_score=float(points[i].score), cosine=cosine,
-                      payload=ChunkPayload.from_dict(points[i].payload or {})) for i, cosine in best]
-
 
 def version_name(alias: str, version: BookVersion) -> str:
     """`<alias>__v20261123T093000123Z_<hash12>`: a book version's collection (remote) or shard folder

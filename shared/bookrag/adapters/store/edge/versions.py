@@ -4,7 +4,7 @@ Under `QDRANT_PATH/edge/`, each version is a shard folder `<collection>__v<UTC t
 `QdrantVersions` gives collections) with its sidecar `<folder>.json`, and `<collection>.live` names the
 live one. `switch` writes the new name to a temporary file, syncs it, renames it over the pointer and
 syncs the folder: a reader's stat sees the old pointer or the new, never a part, and so does a restart
-after a power cut. Readers follow it (`edge.EdgeStore`).
+after a power cut. Readers follow it (`store.EdgeStore`).
 
 A version starts as a copy of the live version's folder, holes kept (`prepare`); the ingest then
 updates the copy in place (only changed files are embedded) and optimises it. The live version is
@@ -32,20 +32,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bookrag import errors
-from bookrag.adapters.qdrant.edge import (
-    EdgeStore,
+from bookrag.adapters.store.edge.files import (
     copy_shard,
     edge_dir,
-    flush_shard,
     has_shard,
     meta_file,
     pointer_file,
     read_meta,
     read_pointer,
-    retire,
     write_durably,
 )
-from bookrag.adapters.qdrant.port import version_name, version_pattern
+from bookrag.adapters.store.edge.shards import flush_shard, retire
+from bookrag.adapters.store.edge.store import EdgeStore
+from bookrag.adapters.store.port import version_name, version_pattern
 from bookrag.domain.book_version import BookVersion
 from bookrag.observability import logger
 
@@ -100,6 +99,10 @@ class EdgeVersions:
 
     def is_plain_collection(self) -> bool:
         return self.live() is None and has_shard(self.root / self.alias)
+
+    def atomic_by_default(self) -> bool:
+        """Once the folder holds versions: an in-place ingest there would write a shard nobody reads."""
+        return self.live() is not None
 
     def versions(self) -> list[str]:
         """Complete versions (their sidecar records a book version), oldest first."""
