@@ -5,37 +5,16 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
+from bookrag.devtools import ops
+from bookrag.devtools.console import echo_json, fail
 from bookrag.errors import BookRAGError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Answers questions about a book, only from the book.")
-
-
-def _fail(exc: BookRAGError, as_json: bool = False) -> None:
-    """The agent contract's user message and our code (never an internal message where the contract
-    words one); with --json, the contract's ErrorResponse on stdout. Exit status 2."""
-    from bookrag.contracts.agent import MESSAGES, contract_error_type, error_response
-    from bookrag.errors import InvalidInputError
-
-    if as_json:
-        _echo_json(error_response(exc).model_dump())
-        raise typer.Exit(2)
-    error_type = contract_error_type(exc)
-    # A bad option (--top-k 0) is named by our message; the contract words only a bad question.
-    field = exc.details.get("field") if isinstance(exc, InvalidInputError) else None
-    contract_worded = error_type is not None and field in (None, "query", "query_text")
-    contract_worded = contract_worded and not exc.explains_itself
-    message = MESSAGES[error_type] if error_type is not None and contract_worded else exc.message
-    typer.secho(f"error [{exc.code}]: {message}", fg=typer.colors.RED, err=True)
-    raise typer.Exit(2)
-
-
-def _echo_json(data: Any) -> None:
-    typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
 
 
 class _RichProgress:
@@ -93,11 +72,11 @@ def ingest(
             else:
                 report = Ingestor(settings, container.embedder, container.store, progress).run(path)
     except BookRAGError as exc:
-        _fail(exc, as_json)
+        fail(exc, as_json)
         return
     data = report.as_dict()
     if as_json:
-        _echo_json(data)
+        echo_json(data)
         return
     for skipped in data["skipped"]:
         typer.secho(f"skipped {skipped['file']}: {skipped['reason']}", fg=typer.colors.YELLOW, err=True)
@@ -135,11 +114,11 @@ def rollback(
         container.store.refresh()
         version = versions.book_version(now)
     except BookRAGError as exc:
-        _fail(exc, as_json)
+        fail(exc, as_json)
         return
     label = version.label if version else None
     if as_json:
-        _echo_json({"from": left, "to": now, "book_version": label})
+        echo_json({"from": left, "to": now, "book_version": label})
         return
     typer.echo(f"live: {now} (book version {label or '-'}); was {left}")
 
@@ -154,12 +133,12 @@ def versions(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     try:
         found = list_versions(container_for(get_settings()).versions)
     except BookRAGError as exc:
-        _fail(exc, as_json)
+        fail(exc, as_json)
         return
     rows = [{"collection": v.collection, "live": v.live,
              "book_version": v.book_version.to_dict() if v.book_version else None} for v in found]
     if as_json:
-        _echo_json(rows)
+        echo_json(rows)
         return
     if not rows:
         typer.echo("No versions: the book was ingested incrementally (or not at all).")
@@ -182,10 +161,10 @@ def retrieve(
     try:
         chunks = retrieve_chunks(query, top_k=top_k, min_score=min_score, module_name=module)
     except BookRAGError as exc:
-        _fail(exc, as_json)
+        fail(exc, as_json)
         return
     if as_json:
-        _echo_json([c.model_dump() for c in chunks])
+        echo_json([c.model_dump() for c in chunks])
         return
     if not chunks:
         typer.echo("No relevant content found.")
@@ -196,97 +175,6 @@ def retrieve(
         typer.echo(f"   {c.source_url}")
         snippet = " ".join(c.text.split())
         typer.echo(f"   {snippet[:240]}{'…' if len(snippet) > 240 else ''}")
-
-
-@app.command()
-def invoke(
-    function: Annotated[str, typer.Argument(help="Function logical id in template.yaml, e.g. RetrievalFunction")],
-    event: Annotated[Path, typer.Argument(help="An events/*.json file")],
-    template: Annotated[Path, typer.Option(help="The SAM template")] = Path("template.yaml"),
-) -> None:
-    """Invoke a Lambda handler locally with an event, as `sam local invoke` would, without Docker."""
-    from bookrag.devtools.local_invoke import invoke_function
-
-    try:
-        result = invoke_function(template, function, event)
-    except BookRAGError as exc:
-        _fail(exc)
-        return
-    _echo_json(result)
-
-
-@app.command()
-def serve(
-    host: Annotated[str, typer.Option(help="Interface to bind")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="Port")] = 8000,
-    fd: Annotated[int | None, typer.Option(
-        help="Serve on this inherited, already listening socket instead (socket activation): connections "
-             "made before the app is ready wait in its backlog instead of being refused")] = None,
-) -> None:
-    """Serve the whole HTTP API (retrieval and agent routes) on localhost with uvicorn."""
-    import os
-
-    # Before numpy loads: concurrent requests each run small matmuls, and OpenBLAS threads fighting
-    # over 2 cores cut throughput ~10x (4.7 vs 44 req/s at 16 clients, measured).
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    import uvicorn
-
-    from bookrag.web.app import create_app
-
-    # Keep-alive above common client idle timeouts (httpx: 5 s), so pooled connections are not reset.
-    uvicorn.run(create_app("all"), host=host, port=port, fd=fd, log_level="warning", timeout_keep_alive=30)
-
-
-@app.command()
-def smoke(
-    url: Annotated[str, typer.Argument(help="The API's base URL (the stack's ApiUrl output, or bookrag serve's)")],
-    api_key: Annotated[str | None, typer.Option("--api-key", help="A key for the deployment (bookrag mint-key)")]
-    = None,
-    question: Annotated[str, typer.Option(help="A question the book answers")] = "How do I install ROS 2?",
-    off_book: Annotated[str, typer.Option(help="A question the book does not answer")]
-    = "What is the capital of France?",
-    timeout: Annotated[float, typer.Option(help="Seconds per request")] = 30.0,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON (for CI)")] = False,
-) -> None:
-    """Check a running deployment: health, a retrieval, a tool call, an answer, a refusal, a bad request,
-    and a request without a key. Prints a pass/fail table with timings; exit status 1 if any check fails."""
-    from bookrag.devtools.smoke import run_smoke
-
-    if not url.startswith(("http://", "https://")):
-        typer.secho("error: URL must start with http:// or https://", fg=typer.colors.RED, err=True)
-        raise typer.Exit(2)
-    report = run_smoke(url, api_key, question=question, off_book=off_book, timeout_s=timeout)
-    if as_json:
-        _echo_json(report.as_dict())
-    else:
-        from rich.console import Console
-        from rich.table import Table
-
-        table = Table(title=f"bookrag smoke {report.url}")
-        for column in ("check", "result", "HTTP", "ms", "detail"):
-            table.add_column(column, justify="right" if column in ("HTTP", "ms") else "left")
-        for c in report.checks:
-            table.add_row(c.name, "[green]PASS[/]" if c.passed else "[red]FAIL[/]", str(c.status or "-"),
-                          f"{c.ms:.0f}", c.detail)
-        console = Console(width=None if sys.stdout.isatty() else 120)
-        console.print(table)
-        console.print(f"book version: {', '.join(report.book_versions) or '-'}")
-        console.print("[green]all checks passed[/]" if report.passed else "[red]some checks failed[/]")
-    if not report.passed:
-        raise typer.Exit(1)
-
-
-@app.command("mcp")
-def mcp_cmd() -> None:
-    """Serve the book's MCP tools and documents over stdio (desktop agents, IDEs) on the configured store."""
-    import os
-
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as `serve`: one query at a time needs no BLAS threads
-    import anyio
-
-    from bookrag.mcp.server import serve_stdio
-
-    anyio.run(serve_stdio)
 
 
 @app.command()
@@ -311,10 +199,10 @@ def ask(
         response = run_agent(question, history=history, session_id=session_id, start_session=start_session,
                              selected_text=selected_text, source_file=source_file, source_url=source_url)
     except BookRAGError as exc:
-        _fail(exc, as_json)
+        fail(exc, as_json)
         return
     if as_json:
-        _echo_json(response.model_dump(exclude_none=True))
+        echo_json(response.model_dump(exclude_none=True))
         return
     if response.standalone_question and response.standalone_question != question:
         typer.secho(f"(searched: {response.standalone_question})", dim=True)
@@ -362,7 +250,7 @@ def eval_(
     try:
         report = evaluate_files(get_settings(), questions, parse_modes(modes), docs, answers=answers)
     except BookRAGError as exc:
-        _fail(exc)
+        fail(exc)
         return
     # Piped output would otherwise wrap at 80 columns and cut the mode names.
     console = Console(width=None if sys.stdout.isatty() else 120)
@@ -384,44 +272,18 @@ def eval_(
                 data["selections"] = conversation_eval.run_selections(agent, selections)
                 console.print({k: v for k, v in data["selections"].items() if k != "per_selection"})
         except BookRAGError as exc:
-            _fail(exc)
+            fail(exc)
             return
     if out is not None:
         out.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
-@app.command("mint-key")
-def mint_key_cmd(
-    owner: Annotated[str, typer.Argument(help="Who the key is for (kept with its record)")],
-    rate_limit: Annotated[int | None, typer.Option(help="Requests per minute for this key")] = None,
-    table: Annotated[str | None, typer.Option(help="DynamoDB table to store the hashed record in")] = None,
-    publishable: Annotated[bool, typer.Option(
-        "--publishable", help="A key for a public web page: answers and retrieval only, from --origin sites only, "
-                              "with a low limit per reader")] = False,
-    origin: Annotated[list[str] | None, typer.Option(
-        "--origin", help="A site allowed to use the publishable key, e.g. https://book.example (repeat)")] = None,
-) -> None:
-    """Mint an API key: prints the key ONCE; stores only its hash (DynamoDB, or an API_KEY_HASHES entry)."""
-    from bookrag.auth.keys import mint_key
-
-    if publishable != bool(origin):
-        typer.secho("--publishable and --origin go together: a publishable key is bound to its sites",
-                    fg="red", err=True)
-        raise typer.Exit(2)
-    try:
-        plaintext, record = mint_key(owner, rate_limit_per_minute=rate_limit, origins=origin)
-    except ValueError as exc:
-        typer.secho(f"--origin: {exc}", fg="red", err=True)
-        raise typer.Exit(2) from None
-    if table:
-        from bookrag.adapters.dynamodb import build_client, put_key
-
-        put_key(build_client(), table, record)
-    else:
-        typer.echo(f"API_KEY_HASHES entry: {record.setting_entry()}", err=True)
-    if publishable:
-        typer.echo(f"Origins allowed: {', '.join(record.origins)} (list them in CORS_ALLOWED_ORIGINS too)", err=True)
-    typer.echo(plaintext)
+# Operating a deployment (`devtools/ops.py`), registered here so that `bookrag --help` lists every command.
+app.command()(ops.invoke)
+app.command()(ops.serve)
+app.command()(ops.smoke)
+app.command("mcp")(ops.mcp_cmd)
+app.command("mint-key")(ops.mint_key_cmd)
 
 
 def main() -> None:
