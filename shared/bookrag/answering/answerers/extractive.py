@@ -71,9 +71,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from bookrag.answering.answerers.base import Deadline, DocumentSet, Draft, Retrieve, run_within
+from bookrag.answering.answerers.base import DocumentSet, Draft, Retrieve, run_within
 from bookrag.answering.answerers.questions import QuestionShape, Unknown, named_terms
 from bookrag.contracts.agent import REFUSAL
+from bookrag.domain.deadline import Deadline
 from bookrag.domain.models import SearchHit
 from bookrag.errors import StoreTimeoutError
 from bookrag.text.bm25 import tokenize
