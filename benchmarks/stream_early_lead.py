@@ -51,9 +51,9 @@ def best_of(runs: int, fn: Callable[[], object]) -> float:
 
 def measure(questions: list[str]) -> dict[str, Any]:
     # Imported here: the store and embedder come from the environment each book sets.
-    from bookrag.answering.answerers.base import Deadline
     from bookrag.answering.answerers.extractive import ExtractiveAnswerer, Scored
     from bookrag.answering.context import book_context
+    from bookrag.domain.deadline import Deadline
     from bookrag.services.container import current
 
     agent = current().agent

@@ -74,8 +74,7 @@ def agent_with(poisoned_book: Settings) -> Callable[..., BookRAGAgent]:
                                  gemini_api_key=CANARY, **values)
         retriever = container_for(poisoned_book).retriever
         clients = container_for(settings)  # the LLM's clients, from the container of its settings
-        return BookRAGAgent(settings, retriever, build_answerer(
-            settings, retriever, cohere=lambda: clients.cohere, http=lambda: clients.llm_http))
+        return BookRAGAgent(settings, retriever, build_answerer(settings, retriever, clients.chat_model))
 
     return build
 

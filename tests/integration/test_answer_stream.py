@@ -12,11 +12,12 @@ import pytest
 from fastapi.testclient import TestClient
 
 from bookrag.answering.agent import BookRAGAgent
-from bookrag.answering.answerers.base import Deadline, Draft, Retrieve
+from bookrag.answering.answerers.base import Draft, Retrieve
 from bookrag.auth.keys import mint_key
 from bookrag.config.settings import Settings, get_settings
 from bookrag.contracts.agent import REFUSAL
 from bookrag.contracts.envelope import error_body
+from bookrag.domain.deadline import Deadline
 from bookrag.domain.models import SearchHit
 from bookrag.errors import AnswerUnavailableError
 from bookrag.services.container import container_for

@@ -19,10 +19,11 @@ import pytest
 from bookrag import errors
 from bookrag.answering.agent import BookRAGAgent
 from bookrag.answering.answerers import build_answerer
-from bookrag.answering.answerers.base import SYSTEM_PROMPT, Deadline, Draft, StreamingAnswerer, drained
+from bookrag.answering.answerers.base import SYSTEM_PROMPT, Draft, StreamingAnswerer, drained
 from bookrag.config.settings import Settings, load_settings
 from bookrag.contracts.agent import REFUSAL
 from bookrag.contracts.envelope import error_body
+from bookrag.domain.deadline import Deadline
 from bookrag.services.container import container_for
 from bookrag.web.sse import frames
 from tests.support.sse import parse
@@ -71,8 +72,7 @@ def agent_with(book_env: Settings) -> Callable[..., BookRAGAgent]:
         settings = load_settings(qdrant_path=book_env.qdrant_path, embedding_provider="local", **llm)
         retriever = container_for(book_env).retriever
         clients = container_for(settings)  # the LLM's clients, from the container of its settings
-        return BookRAGAgent(settings, retriever, build_answerer(
-            settings, retriever, cohere=lambda: clients.cohere, http=lambda: clients.llm_http))
+        return BookRAGAgent(settings, retriever, build_answerer(settings, retriever, clients.chat_model))
 
     return build
 
@@ -251,12 +251,12 @@ def test_one_http_client_per_container(chat: Any, stub: StubServer) -> None:
     agent = make()
     agent.run(QUESTION)
     clients = container_for(agent.settings)
-    pool, built = clients.llm_http, clients.built_names()
+    pool, built = clients.chat_model, clients.built_names()
 
     agent.run(QUESTION)
     agent.run("What is a costmap?")
 
-    assert container_for(agent.settings).llm_http is pool and clients.built_names() == built
+    assert container_for(agent.settings).chat_model is pool and clients.built_names() == built
 
 
 # --- streaming (`stream`: what POST /api/answer/stream uses) --------------------------------------------
@@ -505,8 +505,7 @@ def test_cohere_failures(cohere_agent: Callable[..., BookRAGAgent], stub: StubSe
                                                           (0.2, "No time left")])
 def test_a_model_requested_search_never_outlives_the_deadline(book_env: Settings, stub: StubServer,
                                                               left_after_reserve: float, told: str) -> None:
-    from bookrag.answering.answerers.base import Deadline
-    from bookrag.answering.answerers.chat_completions import FINAL_ANSWER_RESERVE_S, ChatCompletionsAnswerer
+    from bookrag.answering.answerers.tool_calling import FINAL_ANSWER_RESERVE_S, ToolCallingAnswerer
 
     # GIVEN a model that asks for a search, a search that never returns, and little time left
     stub.on(OPENAI_PATH, Reply(200, completion(None, [tool_call("more")])), answer_citing("S1"))
@@ -525,7 +524,7 @@ def test_a_model_requested_search_never_outlives_the_deadline(book_env: Settings
 
     # WHEN the answerer runs
     try:
-        answerer = ChatCompletionsAnswerer(settings, "openai", lambda: container_for(settings).llm_http)
+        answerer = ToolCallingAnswerer(settings, container_for(settings).chat_model)
         draft = answerer.answer(QUESTION, hits, stuck, deadline)
     finally:
         released.set()

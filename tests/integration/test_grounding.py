@@ -58,8 +58,7 @@ def agent(book_env: Settings, stub: StubServer) -> BookRAGAgent:
                              openai_api_key="llm-key-grounding", openai_base_url=stub.url + "/v1", llm_timeout_s=1.0)
     retriever = container_for(book_env).retriever
     clients = container_for(settings)  # the LLM's clients, from the container of its settings
-    return BookRAGAgent(settings, retriever, build_answerer(
-        settings, retriever, cohere=lambda: clients.cohere, http=lambda: clients.llm_http))
+    return BookRAGAgent(settings, retriever, build_answerer(settings, retriever, clients.chat_model))
 
 
 def test_faithful_answer_is_kept_with_the_span_it_rests_on(agent: BookRAGAgent, stub: StubServer) -> None:

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from bookrag.adapters.rerank import CohereReranker
 from bookrag.config.settings import Settings, load_settings
-from bookrag.retrieval.rerank import CohereReranker
 from bookrag.retrieval.retriever import Retriever, SearchOptions
 from bookrag.services.container import container_for
 from tests.support.stubs import Recorded, Reply

@@ -7,7 +7,6 @@ import pytest
 from bookrag.answering.answerers.base import (
     REFUSAL,
     SYSTEM_PROMPT,
-    Deadline,
     DocumentSet,
     Draft,
     cited_labels,
@@ -17,6 +16,7 @@ from bookrag.answering.answerers.base import (
 )
 from bookrag.answering.answerers.extractive import named_terms
 from bookrag.answering.citations import Ledger, verify_citations
+from bookrag.domain.deadline import Deadline
 from bookrag.domain.models import ChunkPayload, SearchHit
 from bookrag.errors import AnswerTimeoutError
 from bookrag.text.sentences import extract_units, split_sentences

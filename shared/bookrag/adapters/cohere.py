@@ -1,5 +1,5 @@
-"""The Cohere SDK: how its client is built, the one wrapper every call goes through, and the one
-translation of its errors (and every HTTP upstream's) into ours.
+"""The Cohere SDK: how its client is built (one per container: embed, rerank and chat share it), the
+one wrapper every call goes through, and its errors translated into ours (`adapters.http_errors`).
 
 The SDK's defaults (300 s timeout, 2 retries honouring Retry-After up to 60 s) would outlive API
 Gateway's 30 s, so the client is built with an explicit timeout and no SDK retries; callers wrap
@@ -8,14 +8,13 @@ calls go through `call_cohere`, whose policy bounds both the attempts and the wa
 
 from __future__ import annotations
 
-import email.utils
 import logging
 import threading
-import time
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 from bookrag import errors
+from bookrag.adapters.http_errors import Family, translate_http_error, unavailable
 from bookrag.adapters.retrying import call_with_retries
 
 if TYPE_CHECKING:
@@ -25,9 +24,11 @@ if TYPE_CHECKING:
     from bookrag.config.settings import Settings
 
 T = TypeVar("T")
+CohereClient: TypeAlias = "cohere.ClientV2"  # for the container's annotations: only adapters import the SDK
+ClientProvider = Callable[[], CohereClient]
 
 
-def build_client(settings: Settings) -> cohere.ClientV2:
+def build_client(settings: Settings) -> CohereClient:
     """The Cohere client of a container: no SDK retries; its timeout is the request path's, and
     each call passes its own (`request_options`), so embed, rerank and chat share one pool."""
     import cohere  # imported here: a warm-up or local-embedder container never pays for it
@@ -62,9 +63,6 @@ def warm_up_replies() -> None:
                                                   "message": {"role": "assistant",
                                                               "content": [{"type": "text", "text": "warm up"}]}})
 
-
-Family = Literal["embedding", "answer"]
-ClientProvider = Callable[[], "cohere.ClientV2"]
 
 # Where the SDK logs a stream event it cannot read, with the raw event: the root logger when it skips
 # the event, its own when it reads the unparsable data as an empty event instead.
@@ -110,7 +108,7 @@ def next_event(events: Iterator[Any], family: Family) -> Any:
     except Exception as exc:  # the SDK's iterator: its failures and the transport's, never ours
         raise translate_cohere_error(exc, family) from None
     if _UNREADABLE.skipped():
-        raise _FAMILIES[family]["unavailable"]()
+        raise unavailable(family)
     return event
 
 
@@ -132,67 +130,6 @@ def call_cohere(fn: Callable[[RequestOptions], T], family: Family, *, timeout_s:
             raise translate_cohere_error(exc, family) from None
 
     return call_with_retries(attempt, attempts=attempts, max_wait=max_wait, retry_timeouts=retry_timeouts)
-
-
-def retry_after_seconds(headers: dict[str, str] | None) -> float | None:
-    """Parse Retry-After (seconds or HTTP date); None when absent or unreadable."""
-    if not headers:
-        return None
-    lowered = {k.lower(): v for k, v in headers.items()}
-    value = lowered.get("retry-after")
-    if value is None:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    parsed = email.utils.parsedate_to_datetime(value) if value else None
-    if parsed is None:
-        return None
-    return max(0.0, parsed.timestamp() - time.time())
-
-_FAMILIES: dict[str, dict[str, type[errors.BookRAGError]]] = {
-    "embedding": {
-        "auth": errors.EmbeddingAuthError,
-        "rate": errors.EmbeddingRateLimitError,
-        "timeout": errors.EmbeddingTimeoutError,
-        "unavailable": errors.EmbeddingUnavailableError,
-        "other": errors.EmbeddingError,
-    },
-    "answer": {
-        "auth": errors.AnswerAuthError,
-        "rate": errors.AnswerRateLimitError,
-        "timeout": errors.AnswerTimeoutError,
-        "unavailable": errors.AnswerUnavailableError,
-        "other": errors.AnswerError,
-    },
-}
-
-
-def translate_http_error(exc: BaseException, family: Family, status: int | None = None,
-                         headers: dict[str, str] | None = None) -> errors.BookRAGError:
-    """Map a transport failure or an HTTP status to our error of `family` ("embedding" or "answer").
-
-    Shared by every HTTP-backed adapter (Cohere, Gemini, OpenAI-compatible) so that a 429 means the
-    same thing everywhere. The returned error's message is generic: SDK texts carry URLs and bodies.
-    """
-    import httpx
-
-    kinds = _FAMILIES[family]
-    if isinstance(exc, httpx.TimeoutException):
-        return kinds["timeout"]()
-    if isinstance(exc, httpx.TransportError):
-        return kinds["unavailable"]()
-    if status in (401, 403, 498):
-        return kinds["auth"]()
-    if status == 429:
-        rate_cls: Any = kinds["rate"]
-        error: errors.BookRAGError = rate_cls()
-        error.retry_after = retry_after_seconds(headers)  # type: ignore[attr-defined]
-        return error
-    if status is not None and (status >= 500 or 200 <= status < 300):
-        # 2xx here means the body could not be read: a broken upstream, worth a retry.
-        return kinds["unavailable"]()
-    return kinds["other"]()
 
 
 def translate_cohere_error(exc: BaseException, family: Family) -> errors.BookRAGError:

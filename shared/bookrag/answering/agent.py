@@ -42,7 +42,6 @@ from bookrag.answering.answerers.base import (
     CITATION,
     SYSTEM_PROMPT,
     Answerer,
-    Deadline,
     DocumentSet,
     Draft,
     NotTheAnswer,
@@ -60,6 +59,7 @@ from bookrag.answering.deobfuscation import readings
 from bookrag.answering.selection import match_selection, selection_hits, with_selection
 from bookrag.contracts.agent import MESSAGES, REFUSAL, Response, Source
 from bookrag.domain.conversation import Conversation
+from bookrag.domain.deadline import Deadline
 from bookrag.domain.models import SearchHit
 from bookrag.domain.query import POLICIES, has_visible_character, normalize_query
 from bookrag.observability import logger

@@ -18,20 +18,20 @@ a follow-up becomes a standalone question:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from bookrag.answering.answerers.base import Deadline, neutralise
+from bookrag.adapters.llm.port import ChatRequest, Message
+from bookrag.answering.answerers.base import neutralise
 from bookrag.domain.conversation import Turn
+from bookrag.domain.deadline import Deadline
 from bookrag.domain.query import POLICIES, normalize_query
 from bookrag.errors import BookRAGError
 from bookrag.observability import logger
 
 if TYPE_CHECKING:
-    import httpx
-
-    from bookrag.adapters.cohere import ClientProvider
+    from bookrag.adapters.llm.port import ChatModel
     from bookrag.config.settings import Settings
 
 MAX_QUERY_CHARS = POLICIES["agent"].max_query_chars
@@ -297,13 +297,13 @@ _ANSWER_CHARS_SHOWN = 400
 _TURNS_SHOWN = 4
 
 
-def rewrite_messages(question: str, history: Sequence[Turn]) -> list[dict[str, str]]:
+def rewrite_messages(question: str, history: Sequence[Turn]) -> tuple[Message, ...]:
     shown = []
     for turn in history[-_TURNS_SHOWN:]:
         answer = turn.answer[:_ANSWER_CHARS_SHOWN]
         shown.append(f"<turn>\nQuestion: {neutralise(turn.question)}\nAnswer: {neutralise(answer)}\n</turn>")
     user = "Earlier turns:\n" + "\n".join(shown) + f"\n\nFollow-up: {question}\n\nStandalone question:"
-    return [{"role": "system", "content": REWRITE_PROMPT}, {"role": "user", "content": user}]
+    return Message("system", REWRITE_PROMPT), Message("user", user)
 
 
 def clean_rewrite(text: object) -> str | None:
@@ -319,75 +319,25 @@ def clean_rewrite(text: object) -> str | None:
 
 
 class LLMRewriter:
-    """One bounded model call per follow-up; `call(messages, timeout)` returns the model's text."""
+    """One bounded call per follow-up to the answerer's chat model (no retry, a few tokens)."""
 
-    def __init__(self, name: str, call: Callable[[list[dict[str, str]], float], str | None],
-                 timeout_s: float) -> None:
-        self.name = name
-        self._call = call
+    def __init__(self, chat: ChatModel, timeout_s: float) -> None:
+        self.name = chat.name
+        self._chat = chat
         self._timeout_s = min(REWRITE_TIMEOUT_S, timeout_s)
 
     def standalone(self, question: str, history: Sequence[Turn], deadline: Deadline) -> str:
         try:
             timeout = deadline.timeout(self._timeout_s, minimum=1.0)
-            rewritten = clean_rewrite(self._call(rewrite_messages(question, history), timeout))
+            request = ChatRequest(rewrite_messages(question, history), max_tokens=REWRITE_MAX_TOKENS, attempts=1,
+                                  timeout_s=timeout)
+            rewritten = clean_rewrite(self._chat.complete(request, deadline).text)
         except BookRAGError as exc:
             logger.warning("follow-up rewrite failed; resolved offline", extra={"code": exc.code})
             rewritten = None
         return rewritten or OfflineRewriter().standalone(question, history, deadline)
 
 
-def _chat_completions_call(settings: Settings, provider: str, http: Callable[[], httpx.Client]
-                           ) -> Callable[[list[dict[str, str]], float], str | None]:
-    from bookrag.answering.answerers.chat_completions import DEFAULTS
-
-    model = settings.llm_model or DEFAULTS[provider][1]
-
-    def call(messages: list[dict[str, str]], timeout: float) -> str | None:
-        import httpx
-
-        from bookrag.adapters.cohere import translate_http_error
-
-        body: dict[str, Any] = {"model": model, "messages": messages, "temperature": 0,
-                                "max_tokens": REWRITE_MAX_TOKENS}
-        try:
-            response = http().post("chat/completions", json=body, timeout=timeout)
-            response.raise_for_status()
-            content = response.json()["choices"][0]["message"]["content"]
-        except httpx.HTTPStatusError as exc:
-            raise translate_http_error(exc, "answer", exc.response.status_code) from None
-        except httpx.HTTPError as exc:
-            raise translate_http_error(exc, "answer") from None
-        except (ValueError, KeyError, IndexError, TypeError):
-            return None
-        return content if isinstance(content, str) else None
-
-    return call
-
-
-def _cohere_call(settings: Settings, client: ClientProvider) -> Callable[[list[dict[str, str]], float], str | None]:
-    from bookrag.adapters.cohere import call_cohere
-    from bookrag.answering.answerers.cohere import DEFAULT_MODEL
-
-    model = settings.llm_model or DEFAULT_MODEL
-
-    def call(messages: list[dict[str, str]], timeout: float) -> str | None:
-        response = call_cohere(lambda options: client().chat(model=model, messages=messages,  # type: ignore[arg-type]
-                                                             temperature=0.0, max_tokens=REWRITE_MAX_TOKENS,
-                                                             request_options=options),
-                               "answer", timeout_s=timeout, attempts=1)
-        message = getattr(response, "message", None)
-        parts = getattr(message, "content", None) or []
-        return "".join(getattr(p, "text", "") or "" for p in parts) or None
-
-    return call
-
-
-def build_rewriter(settings: Settings, *, cohere: ClientProvider, http: Callable[[], httpx.Client]) -> Rewriter:
-    """The rewriter of the configured answerer: the same model and client, or the offline rewrite."""
-    provider = settings.resolved_llm_provider
-    if provider in ("gemini", "openai"):
-        return LLMRewriter(provider, _chat_completions_call(settings, provider, http), settings.llm_timeout_s)
-    if provider == "cohere":
-        return LLMRewriter("cohere", _cohere_call(settings, cohere), settings.llm_timeout_s)
-    return OfflineRewriter()
+def build_rewriter(settings: Settings, chat: ChatModel | None) -> Rewriter:
+    """The rewriter of the configured answerer: its chat model, or the offline rewrite (no model)."""
+    return OfflineRewriter() if chat is None else LLMRewriter(chat, settings.llm_timeout_s)

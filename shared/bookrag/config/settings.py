@@ -21,11 +21,11 @@ from urllib.parse import urlsplit
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from bookrag.config.llm import EXTRACTIVE, BaseUrl, LLMKey, blank_is_none, http_url, llm_key_rule, llm_providers
 from bookrag.config.origins import parse_origin
 from bookrag.errors import ConfigError
 
 EmbeddingProvider = Literal["local", "cohere"]
-LLMProvider = Literal["extractive", "cohere", "gemini", "openai"]
 RetrievalMode = Literal["hybrid", "dense", "sparse"]
 SecretsSource = Literal["secretsmanager", "ssm"]
 # Secrets Manager names and ARNs, SSM parameter names and ARNs.
@@ -134,7 +134,7 @@ class Settings(AuthSettings):
 
     # --- embeddings ----------------------------------------------------------------------------
     embedding_provider: EmbeddingProvider | None = None
-    cohere_api_key: SecretStr | None = None
+    cohere_api_key: LLMKey = None  # also LLM_PROVIDER=cohere's
     cohere_base_url: str | None = None
     cohere_embed_model: str = "embed-english-v3.0"
     cohere_timeout_s: float = Field(5.0, gt=0, le=25)
@@ -166,14 +166,16 @@ class Settings(AuthSettings):
     diversity_max_per_section: int = Field(2, ge=0, le=10)
 
     # --- answering -----------------------------------------------------------------------------
-    llm_provider: LLMProvider | None = None
+    # LLM_PROVIDER: `extractive`, or a provider whose key field `<name>_api_key` is an `LLMKey` (its
+    # chat model: `bookrag.adapters.llm.PROVIDERS`); `<name>_base_url` overrides its endpoint.
+    llm_provider: str | None = None
     llm_model: str | None = None
     llm_timeout_s: float = Field(12.0, gt=0, le=25)
     llm_max_steps: int = Field(3, ge=1, le=6)
-    gemini_api_key: SecretStr | None = None
-    gemini_base_url: str | None = None
-    openai_api_key: SecretStr | None = None
-    openai_base_url: str | None = None
+    gemini_api_key: LLMKey = None
+    gemini_base_url: BaseUrl = None
+    openai_api_key: LLMKey = None
+    openai_base_url: BaseUrl = None
     # Conversation sessions (DynamoDB, Lambda); unset: kept in the process's memory (`bookrag serve`).
     sessions_table: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.-]{3,255}$")
 
@@ -201,28 +203,22 @@ class Settings(AuthSettings):
     # How long a fetched key is used before it is read again (so a rotation reaches warm containers).
     secrets_max_age_s: int = Field(300, ge=0, le=86_400)
 
-    @field_validator("qdrant_url", "qdrant_host", "cohere_base_url", "gemini_base_url", "openai_base_url",
+    @field_validator("qdrant_url", "qdrant_host", "cohere_base_url",
                      "cohere_rerank_model", "llm_model", "cohere_api_key_secret_name", "qdrant_api_key_secret_name",
                      "llm_api_key_secret_name", mode="before")
     @classmethod
     def _blank_is_none(cls, value: object) -> object:
-        # SAM passes unset parameters as empty strings; treat them as absent.
-        return None if isinstance(value, str) and not value.strip() else value
+        return blank_is_none(value)
 
-    @field_validator("qdrant_api_key", "cohere_api_key", "gemini_api_key", "openai_api_key", mode="before")
+    @field_validator("qdrant_api_key", mode="before")
     @classmethod
     def _blank_secret_is_none(cls, value: object) -> object:
-        return None if isinstance(value, str) and not value.strip() else value
+        return blank_is_none(value)
 
-    @field_validator("qdrant_url", "cohere_base_url", "gemini_base_url", "openai_base_url", "book_base_url")
+    @field_validator("qdrant_url", "cohere_base_url", "book_base_url")
     @classmethod
     def _must_be_http_url(cls, value: str | None) -> str | None:
-        if value is None:
-            return None
-        parts = urlsplit(value)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError("must be an http(s) URL")
-        return value.rstrip("/")
+        return http_url(value)
 
     @model_validator(mode="after")
     def _refuse_unsafe(self) -> Settings:
@@ -241,13 +237,9 @@ class Settings(AuthSettings):
         if self.resolved_embedding_provider == "cohere" and not cohere_key:
             raise ValueError("COHERE_API_KEY (or COHERE_API_KEY_SECRET_NAME) is required when "
                              "EMBEDDING_PROVIDER=cohere")
-        provider = self.resolved_llm_provider
-        if provider == "gemini" and self.gemini_api_key is None and not llm_key_named:
-            raise ValueError("GEMINI_API_KEY (or LLM_API_KEY_SECRET_NAME) is required when LLM_PROVIDER=gemini")
-        if provider == "openai" and self.openai_api_key is None and not llm_key_named:
-            raise ValueError("OPENAI_API_KEY (or LLM_API_KEY_SECRET_NAME) is required when LLM_PROVIDER=openai")
-        if provider == "cohere" and not (cohere_key or llm_key_named):
-            raise ValueError("COHERE_API_KEY (or a *_SECRET_NAME) is required when LLM_PROVIDER=cohere")
+        missing_key = llm_key_rule(self, self.resolved_llm_provider, named=llm_key_named)
+        if missing_key:
+            raise ValueError(missing_key)
         if self.chunk_overlap_tokens >= self.chunk_max_tokens:
             raise ValueError("CHUNK_OVERLAP_TOKENS must be smaller than CHUNK_MAX_TOKENS")
         return self
@@ -260,13 +252,21 @@ class Settings(AuthSettings):
             return self.embedding_provider
         return "cohere" if self.cohere_api_key is not None else "local"
 
+    @field_validator("llm_provider")
+    @classmethod
+    def _known_llm_provider(cls, value: str | None) -> str | None:
+        names = llm_providers(cls)
+        if value is not None and value not in names:
+            raise ValueError(f"must be one of {', '.join(sorted(names))}")
+        return value
+
     @property
-    def resolved_llm_provider(self) -> LLMProvider:
+    def resolved_llm_provider(self) -> str:
         """LLM_PROVIDER if set; else gemini when GEMINI_API_KEY is set (the agent contract's model);
         else the extractive answerer, which needs no key."""
         if self.llm_provider is not None:
             return self.llm_provider
-        return "gemini" if self.gemini_api_key is not None else "extractive"
+        return "gemini" if self.gemini_api_key is not None else EXTRACTIVE
 
     @property
     def qdrant_location(self) -> str:
@@ -303,10 +303,9 @@ def _keys_by_name(settings: Settings) -> dict[str, tuple[str, str]]:
         wanted["COHERE_API_KEY_SECRET_NAME"] = (settings.cohere_api_key_secret_name, "cohere_api_key")
     if settings.qdrant_api_key is None and settings.qdrant_api_key_secret_name:
         wanted["QDRANT_API_KEY_SECRET_NAME"] = (settings.qdrant_api_key_secret_name, "qdrant_api_key")
-    llm_field = {"gemini": "gemini_api_key", "openai": "openai_api_key", "cohere": "cohere_api_key"}.get(
-        settings.resolved_llm_provider)
-    if (llm_field and settings.llm_api_key_secret_name and getattr(settings, llm_field) is None
-            and llm_field not in {f for _, f in wanted.values()}):
+    llm_field = f"{settings.resolved_llm_provider}_api_key"
+    if (llm_field in type(settings).model_fields and settings.llm_api_key_secret_name
+            and getattr(settings, llm_field) is None and llm_field not in {f for _, f in wanted.values()}):
         wanted["LLM_API_KEY_SECRET_NAME"] = (settings.llm_api_key_secret_name, llm_field)
     return wanted
 

@@ -86,8 +86,8 @@ def _summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def run_conversations(agent: BookRAGAgent, cases: list[ConvCase]) -> dict[str, Any]:
-    from bookrag.answering.answerers.base import Deadline
     from bookrag.domain.conversation import Conversation, Turn
+    from bookrag.domain.deadline import Deadline
     from bookrag.retrieval.retriever import SearchOptions
 
     def files(text: str) -> list[str]:

@@ -32,12 +32,12 @@ from bookrag.domain.query import Interface
 from bookrag.domain.thresholds import DEFAULT_THRESHOLDS
 from bookrag.errors import ConfigError, InvalidInputError
 from bookrag.retrieval.ranking import diversify, monotone_scores
+from bookrag.retrieval.rerank import RelevanceModel, rerank
 from bookrag.text.bm25 import BM25Encoder, term_id
 
 if TYPE_CHECKING:
     from bookrag.adapters.embedders import CachedEmbedder
     from bookrag.config.settings import RetrievalMode, Settings
-    from bookrag.retrieval.rerank import CohereReranker
 
 Order = Literal["score", "rank"]
 
@@ -81,7 +81,7 @@ class Retriever:
     """Embeds the query, searches the store, applies threshold, reranking and diversity. Thread-safe."""
 
     def __init__(self, settings: Settings, embedder: CachedEmbedder, store: BookStore,
-                 reranker: CohereReranker | None = None) -> None:
+                 reranker: RelevanceModel | None = None) -> None:
         self.settings = settings
         self.embedder = embedder
         self.store = store
@@ -116,7 +116,7 @@ class Retriever:
         kept = [h for h in stored if h.cosine >= opts.min_score]
         reranker = self._reranker(opts.rerank)
         if reranker is not None:
-            kept = reranker.rerank(query, kept)
+            kept = rerank(reranker, query, kept)
         t2 = time.perf_counter()
         cap = self.settings.diversity_max_per_section if opts.diversify else 0
         chosen = diversify(kept, opts.top_k, cap, DIVERSITY_MAX_PER_FILE if cap else 0)
@@ -128,7 +128,7 @@ class Retriever:
         return SearchResult(hits=hits, total_candidates=len(stored), query_vector=vector.tolist(),
                             embed_ms=(t1 - t0) * 1000, search_ms=(t2 - t1) * 1000)
 
-    def _reranker(self, wanted: bool | None) -> CohereReranker | None:
+    def _reranker(self, wanted: bool | None) -> RelevanceModel | None:
         if wanted is False:
             return None
         if wanted and self.reranker is None:

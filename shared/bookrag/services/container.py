@@ -20,17 +20,16 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 from bookrag.config.settings import AuthSettings, Settings, get_auth_settings, get_settings
 
 if TYPE_CHECKING:
-    import cohere as cohere_sdk
-    import httpx
-
+    from bookrag.adapters.cohere import CohereClient
     from bookrag.adapters.embedders import CachedEmbedder
+    from bookrag.adapters.llm.port import ChatModel
     from bookrag.adapters.store.port import BookStore, VersionedCollections
     from bookrag.answering.agent import BookRAGAgent
     from bookrag.answering.answerers.base import Answerer
     from bookrag.answering.conversation import Rewriter
     from bookrag.auth.guard import Guard
     from bookrag.domain.conversation import SessionStore
-    from bookrag.retrieval.rerank import CohereReranker
+    from bookrag.retrieval.rerank import RelevanceModel
     from bookrag.retrieval.retriever import Retriever
 
 T = TypeVar("T")
@@ -152,18 +151,19 @@ class Container(AuthContainer):
     # --- clients (adapters) ------------------------------------------------------------------
 
     @_network(True)
-    def cohere(self) -> cohere_sdk.ClientV2:
+    def cohere(self) -> CohereClient:
         """The one Cohere client (embed, rerank, chat share its pool); timeouts are set per request."""
         from bookrag.adapters.cohere import build_client
 
         return build_client(self.settings)
 
-    @_network(True)
-    def llm_http(self) -> httpx.Client:
-        """The HTTP pool for Gemini or an OpenAI-compatible endpoint."""
-        from bookrag.answering.answerers.chat_completions import build_http_client
+    @_network(lambda s: s.resolved_llm_provider != "extractive")
+    def chat_model(self) -> ChatModel | None:
+        """The model LLM_PROVIDER names (the answerer and the rewriter share it; it builds its client on
+        first use), or None for the extractive answerer."""
+        from bookrag.adapters.llm import SharedClients, build_chat_model
 
-        return build_http_client(self.settings)
+        return build_chat_model(self.settings, SharedClients(cohere=lambda: self.cohere))
 
     @_network(_remote_embedder)
     def embedder(self) -> CachedEmbedder:
@@ -189,10 +189,10 @@ class Container(AuthContainer):
     # --- services ----------------------------------------------------------------------------
 
     @_network(lambda s: s.cohere_rerank_model is not None)
-    def reranker(self) -> CohereReranker | None:
+    def reranker(self) -> RelevanceModel | None:
         if not self.settings.cohere_rerank_model:
             return None
-        from bookrag.retrieval.rerank import CohereReranker
+        from bookrag.adapters.rerank import CohereReranker
 
         return CohereReranker(self.settings, lambda: self.cohere)
 
@@ -206,15 +206,14 @@ class Container(AuthContainer):
     def answerer(self) -> Answerer:
         from bookrag.answering.answerers import build_answerer
 
-        return build_answerer(self.settings, self.retriever, cohere=lambda: self.cohere,
-                              http=lambda: self.llm_http)
+        return build_answerer(self.settings, self.retriever, self.chat_model)
 
     @_network(lambda s: s.resolved_llm_provider != "extractive")
     def rewriter(self) -> Rewriter:
-        """Resolves follow-ups: the answerer's model and client, or the offline rewrite."""
+        """Resolves follow-ups: the answerer's model, or the offline rewrite."""
         from bookrag.answering.conversation import build_rewriter
 
-        return build_rewriter(self.settings, cohere=lambda: self.cohere, http=lambda: self.llm_http)
+        return build_rewriter(self.settings, self.chat_model)
 
     @_network(True)
     def agent(self) -> BookRAGAgent:

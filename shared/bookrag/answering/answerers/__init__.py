@@ -1,38 +1,35 @@
-"""Answerers: one port (`base.Answerer`), four adapters, chosen by `LLM_PROVIDER`.
+"""Answerers: one port (`base.Answerer`), three adapters, chosen by the chat model LLM_PROVIDER names.
 
-Adapters are imported only when chosen: a container that answers extractively never imports an
-HTTP client for an LLM, and one that calls Gemini never loads sentence-splitting code it won't use.
+No model (`extractive`): the extractive answerer. A model that grounds natively on documents and cites
+them (Cohere): `native_citations`. Any other model (Gemini, OpenAI-compatible): `tool_calling`, the
+tool loop. Adapters are imported only when chosen: a container that answers with an LLM never loads
+sentence-splitting code it won't use.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from bookrag.answering.answerers.base import Answerer, Deadline, Draft
+from bookrag.answering.answerers.base import Answerer, Draft
 
 if TYPE_CHECKING:
-    import httpx
-
-    from bookrag.adapters.cohere import ClientProvider
+    from bookrag.adapters.llm.port import ChatModel
     from bookrag.config.settings import Settings
     from bookrag.retrieval.retriever import Retriever
 
-__all__ = ["Answerer", "Deadline", "Draft", "build_answerer"]
+__all__ = ["Answerer", "Draft", "build_answerer"]
 
 
-def build_answerer(settings: Settings, retriever: Retriever, *, cohere: ClientProvider,
-                   http: Callable[[], httpx.Client]) -> Answerer:
-    """The answerer LLM_PROVIDER names; its client comes from the container, on first use."""
-    provider = settings.resolved_llm_provider
-    if provider == "cohere":
-        from bookrag.answering.answerers.cohere import CohereAnswerer
+def build_answerer(settings: Settings, retriever: Retriever, chat: ChatModel | None) -> Answerer:
+    """The answerer of `chat`, the container's chat model (None: the extractive answerer)."""
+    if chat is None:
+        from bookrag.answering.answerers.extractive import ExtractiveAnswerer
 
-        return CohereAnswerer(settings, cohere)
-    if provider in ("gemini", "openai"):
-        from bookrag.answering.answerers.chat_completions import ChatCompletionsAnswerer
+        return ExtractiveAnswerer(retriever)
+    if chat.cites_documents:
+        from bookrag.answering.answerers.native_citations import NativeCitationsAnswerer
 
-        return ChatCompletionsAnswerer(settings, provider, http)
-    from bookrag.answering.answerers.extractive import ExtractiveAnswerer
+        return NativeCitationsAnswerer(chat)
+    from bookrag.answering.answerers.tool_calling import ToolCallingAnswerer
 
-    return ExtractiveAnswerer(retriever)
+    return ToolCallingAnswerer(settings, chat)

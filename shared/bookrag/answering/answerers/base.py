@@ -1,4 +1,4 @@
-"""The answerer port, and what every answerer shares: prompts, document labels, citations, deadline.
+"""The answerer port, and what every answerer shares: prompts, document labels, citations.
 
 An answerer turns a question and the retrieved chunks into a `Draft`: text whose claims carry
 citation markers such as `[S1]`, and the map from those labels to chunk ids. It never decides on its
@@ -9,15 +9,14 @@ retrieved for this request, and drops or refuses the rest.
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Callable, Generator, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar, runtime_checkable
 
 from bookrag.contracts.agent import REFUSAL
+from bookrag.domain.deadline import Deadline
 from bookrag.domain.models import SearchHit
-from bookrag.errors import AnswerTimeoutError
 from bookrag.text.sentence_splitter import SentenceSplitter
 
 # Based on the agent contract's template; the rules about untrusted documents and citation ids are ours.
@@ -118,32 +117,6 @@ class StreamingAnswerer(Answerer, Protocol):
 
     def stream(self, question: str, hits: list[SearchHit], retrieve: Retrieve, deadline: Deadline,
                documents: DocumentSet | None = None) -> Generator[str, None, Draft]: ...
-
-
-_TOO_LONG = "The answer took too long; please try again"
-
-
-class Deadline:
-    """The request's overall time budget, shared by every upstream call of one answer."""
-
-    def __init__(self, seconds: float, clock: Callable[[], float] = time.monotonic) -> None:
-        self._clock = clock
-        self._ends = clock() + seconds
-
-    def remaining(self) -> float:
-        return max(0.0, self._ends - self._clock())
-
-    def timeout(self, cap: float, minimum: float = 0.5) -> float:
-        """A per-call timeout: at most `cap`, at most what is left; raises when less than `minimum` is left."""
-        left = self.remaining()
-        if left < minimum:
-            raise AnswerTimeoutError(_TOO_LONG)
-        return min(cap, left)
-
-    def check(self) -> None:
-        """Raises `AnswerTimeoutError` once the budget is spent (between the pieces of a streamed reply)."""
-        if self.remaining() <= 0:
-            raise AnswerTimeoutError(_TOO_LONG)
 
 
 def run_within(fn: Callable[[], T], seconds: float) -> T:

@@ -38,10 +38,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from bookrag.answering.answerers.base import Deadline, Draft, Retrieve, run_within
+from bookrag.answering.answerers.base import Draft, Retrieve, run_within
 from bookrag.answering.answerers.composition import CALIBRATION, Calibration, Scored, choose, compose
 from bookrag.answering.answerers.questions import QuestionShape, Unknown, named_terms
 from bookrag.contracts.agent import REFUSAL
+from bookrag.domain.deadline import Deadline
 from bookrag.domain.models import SearchHit
 from bookrag.errors import StoreTimeoutError
 from bookrag.text.bm25 import tokenize
