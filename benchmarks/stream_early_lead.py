@@ -51,7 +51,8 @@ def best_of(runs: int, fn: Callable[[], object]) -> float:
 
 def measure(questions: list[str]) -> dict[str, Any]:
     # Imported here: the store and embedder come from the environment each book sets.
-    from bookrag.answering.answerers.extractive import ExtractiveAnswerer, Scored
+    from bookrag.answering.answerers.composition import Scored
+    from bookrag.answering.answerers.extractive import ExtractiveAnswerer
     from bookrag.answering.context import book_context
     from bookrag.domain.deadline import Deadline
     from bookrag.services.container import current

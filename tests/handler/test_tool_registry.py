@@ -104,9 +104,9 @@ def test_a_registered_tool_is_an_mcp_tool_with_the_rest_bodies(count_tool: Tool,
 
 
 def test_a_registered_tool_is_served_by_retrieval_only_mcp_servers(count_tool: Tool) -> None:
-    from bookrag.mcp.server import build_server, tool_specs
+    from bookrag.mcp.server import build_server, served_tools
 
-    assert [t.name for t in tool_specs("retrieval")] == ["retrieve_book_content", "perform_retrieval",
+    assert [t.name for t in served_tools("retrieval")] == ["retrieve_book_content", "perform_retrieval",
                                                         "retrieve_book_context", NAME]
     assert build_server("retrieval") is build_server("retrieval")  # built once per set of tools
 

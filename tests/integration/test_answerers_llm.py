@@ -251,12 +251,32 @@ def test_one_http_client_per_container(chat: Any, stub: StubServer) -> None:
     agent = make()
     agent.run(QUESTION)
     clients = container_for(agent.settings)
-    pool, built = clients.chat_model, clients.built_names()
+    built = clients.built_names()
 
     agent.run(QUESTION)
     agent.run("What is a costmap?")
 
-    assert container_for(agent.settings).chat_model is pool and clients.built_names() == built
+    # One pool per container: every call of the three answers went over the first call's connection.
+    assert len({call.connection for call in stub.calls(path)}) == 1 and len(stub.calls(path)) == 3
+    assert clients.built_names() == built
+
+
+def test_a_snapstart_restore_gives_the_model_fresh_connections(book_env: Settings, stub: StubServer) -> None:
+    # GIVEN Gemini's container, which has answered once (its pool holds a connection)
+    stub.on(GEMINI_PATH, answer_citing())
+    settings = load_settings(qdrant_path=book_env.qdrant_path, embedding_provider="local", llm_provider="gemini",
+                             gemini_api_key=KEY, gemini_base_url=stub.url + "/v1beta/openai", llm_timeout_s=1.0)
+    container = container_for(settings)
+    container.agent.run(QUESTION)
+
+    # WHEN a SnapStart restore drops what holds connections, and the next request answers
+    dropped = container.reset_network()
+    container.agent.run(QUESTION)
+
+    # THEN the model, and everything that held the old one, were rebuilt: the answer came over a new
+    # connection (a restored snapshot's sockets are dead)
+    assert {"chat_model", "answerer", "rewriter", "agent"} <= set(dropped)
+    assert len({call.connection for call in stub.calls(GEMINI_PATH)}) == 2
 
 
 # --- streaming (`stream`: what POST /api/answer/stream uses) --------------------------------------------
@@ -291,18 +311,21 @@ def test_stream_yields_the_model_s_pieces_and_returns_answer_s_draft(chat: Any, 
 
 
 def test_a_streamed_tool_call_is_assembled_as_the_whole_reply_s(chat: Any, stub: StubServer) -> None:
-    # GIVEN a model that says a word, asks for a search (its arguments arrive in pieces), then cites its result
+    # GIVEN a model that says a word, asks for a search (its arguments arrive in pieces), then cites its result;
+    # its call carries a field of the provider's own (Gemini's thinking models sign their calls and refuse
+    # a call sent back without its signature)
     _, make, path = chat
+    signed = {**tool_call("Nav2 costmap layers"), "extra_content": {"google": {"thought_signature": "c2lnbmVk"}}}
 
     # WHEN the answerer runs streamed and whole
-    pieces, streamed, whole = both_ways(make(), stub, path,
-                                        model_says("Let me search.", [tool_call("Nav2 costmap layers")]),
+    pieces, streamed, whole = both_ways(make(), stub, path, model_says("Let me search.", [signed]),
                                         cite_the_search)
 
-    # THEN both sent the same conversation and drew the same draft; the preamble streamed on its own line
+    # THEN both sent the same conversation, the call back exactly as the model made it, and drew the same
+    # draft; the preamble streamed on its own line
     whole_calls, streamed_calls = stub.calls(path)[:2], stub.calls(path)[2:]
     assert [c.json()["messages"] for c in streamed_calls] == [c.json()["messages"] for c in whole_calls]
-    assert streamed_calls[1].json()["messages"][2]["tool_calls"][0] == tool_call("Nav2 costmap layers")
+    assert streamed_calls[1].json()["messages"][2]["tool_calls"][0] == signed
     assert streamed == whole and not whole.refused
     assert pieces[:4] == ["Let ", "me ", "search.", "\n"] and "".join(pieces[4:]) == whole.text
 

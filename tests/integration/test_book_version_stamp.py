@@ -10,7 +10,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 import bookrag
-from bookrag.mcp.server import BOOK_VERSION_META, call_tool_sync, tool_specs
+from bookrag.mcp.server import BOOK_VERSION_META, call_tool_sync, served_tools
 from bookrag.runtime.entry import handle
 from bookrag.runtime.lambda_context import SyntheticContext
 from bookrag.services.container import current
@@ -63,7 +63,7 @@ def test_a_refused_request_carries_the_version_too(label: str) -> None:
 
 def test_every_mcp_tool_result_names_the_version(label: str, use_env: Any) -> None:
     use_env(LLM_PROVIDER="extractive")
-    for spec in tool_specs("all"):
+    for spec in served_tools("all"):
         result = call_tool_sync(spec, dict(QUESTION))
         assert not result.is_error and result.meta == {BOOK_VERSION_META: label}, spec.name
         if spec.name != "answer_question":

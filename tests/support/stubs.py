@@ -58,6 +58,7 @@ class Recorded:
     path: str
     headers: dict[str, str]
     body: bytes
+    connection: tuple[str, int] = ("", 0)  # the client's address: one per TCP connection
 
     def json(self) -> Any:
         return json.loads(self.body or b"null")
@@ -94,7 +95,8 @@ class StubServer:
                 length = int(self.headers.get("content-length") or 0)
                 body = self.rfile.read(length) if length else b""
                 path = self.path.split("?", 1)[0]
-                recorded = Recorded(self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+                recorded = Recorded(self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, body,
+                                    self.client_address[:2])
                 with stub._lock:
                     stub.requests.append(recorded)
                     spec = stub._next(path)

@@ -135,7 +135,9 @@ def completion_chunks(*pieces: str | StreamPiece, tool_calls: list[dict[str, Any
     for i, call in enumerate(tool_calls or []):
         arguments = call["function"]["arguments"]
         half = len(arguments) // 2
-        out.append(chunk({"tool_calls": [{"index": i, "id": call["id"], "type": "function",
+        # The first fragment brings the call's id and every other field it has (a provider's own, such as
+        # Gemini's `extra_content` signature), as providers stream them.
+        out.append(chunk({"tool_calls": [{**call, "index": i, "type": "function",
                                           "function": {"name": call["function"]["name"],
                                                        "arguments": arguments[:half]}}]}))
         out.append(chunk({"tool_calls": [{"index": i, "function": {"arguments": arguments[half:]}}]}))

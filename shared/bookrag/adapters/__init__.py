@@ -1,1 +1,2 @@
-"""Adapters: the SDKs (Qdrant, Cohere, the local model) behind our ports; SDK errors become ours here."""
+"""Adapters: every SDK and HTTP client (the store engines, model providers, Cohere, DynamoDB, the local model)
+behind our ports; their errors become ours here."""

@@ -26,11 +26,14 @@ from bookrag.errors import AuthUnavailableError
 RECORD_TTL_S = 60.0  # a revoked or disabled key stops working within this (plus the authorizer's cache TTL)
 
 
-def build_client() -> Any:
-    """A DynamoDB client with short timeouts: an authorizer that waits is an API that waits."""
+def build_client(*, request_path: bool = True) -> Any:
+    """A DynamoDB client. On a request path, short timeouts and one retry: an authorizer that waits is an
+    API that waits. Elsewhere (`bookrag mint-key`: an owner at a terminal), the SDK's own defaults."""
     import boto3  # only here: a function without DynamoDB auth never pays for it (~0.25 s)
     from botocore.config import Config
 
+    if not request_path:
+        return boto3.client("dynamodb")
     return boto3.client("dynamodb", config=Config(connect_timeout=1, read_timeout=1,
                                                   retries={"total_max_attempts": 2, "mode": "standard"}))
 

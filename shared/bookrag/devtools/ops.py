@@ -126,7 +126,7 @@ def mint_key_cmd(
     if table:
         from bookrag.adapters.dynamodb import build_client, put_key
 
-        put_key(build_client(), table, record)
+        put_key(build_client(request_path=False), table, record)
     else:
         typer.echo(f"API_KEY_HASHES entry: {record.setting_entry()}", err=True)
     if publishable:

@@ -48,7 +48,7 @@ _READ_ONLY = types.ToolAnnotations(read_only_hint=True, destructive_hint=False, 
 BOOK_VERSION_META = "bookrag/book_version"
 
 
-def tool_specs(tool_set: ToolSet) -> tuple[Tool, ...]:
+def served_tools(tool_set: ToolSet) -> tuple[Tool, ...]:
     """The registered tools `tool_set` serves, in registration order (read now, not at import)."""
     return tuple(tool for tool in registered() if tool_set == "all" or tool.retrieval)
 
@@ -72,7 +72,7 @@ def tool_error(exc: errors.BookRAGError, envelope: Envelope) -> types.CallToolRe
     return types.CallToolResult(content=_as_text(body), structured_content=body, is_error=True)
 
 
-def call_tool_sync(spec: Tool, arguments: dict[str, Any]) -> types.CallToolResult:
+def call_tool_sync(tool: Tool, arguments: dict[str, Any]) -> types.CallToolResult:
     """Validate with the request model, run the operation, shape the result; every failure a tool error.
     One book version per call, named in the result's `_meta` (`bookrag/book_version`) for every tool."""
     from bookrag.domain.book_version import one_version
@@ -80,21 +80,21 @@ def call_tool_sync(spec: Tool, arguments: dict[str, Any]) -> types.CallToolResul
 
     try:
         try:
-            body = spec.request.model_validate(arguments)
+            body = tool.request.model_validate(arguments)
         except ValidationError as exc:
-            raise invalid_input(model_codes(spec.request), exc.errors()) from None
+            raise invalid_input(model_codes(tool.request), exc.errors()) from None
         with one_version() as seen:
-            result = spec.run(current(), body)
-        model = result if isinstance(result, BaseModel) else spec.response.model_validate(result)
-        data = model.model_dump(mode="json", exclude_none=spec.exclude_none)
+            result = tool.run(current(), body)
+        model = result if isinstance(result, BaseModel) else tool.response.model_validate(result)
+        data = model.model_dump(mode="json", exclude_none=tool.exclude_none)
         label = next(iter(seen.values()), None)
     except errors.BookRAGError as exc:
         if exc.http_status >= 500:
-            logger.warning("tool failed", extra={"tool": spec.name, "code": exc.code})
-        return tool_error(exc, spec.envelope)
+            logger.warning("tool failed", extra={"tool": tool.name, "code": exc.code})
+        return tool_error(exc, tool.envelope)
     except Exception as exc:  # the cause is logged by class only; the caller gets the generic envelope
-        logger.error("tool crashed", extra={"tool": spec.name, "error_class": type(exc).__name__})
-        return tool_error(errors.BookRAGError(), spec.envelope)
+        logger.error("tool crashed", extra={"tool": tool.name, "error_class": type(exc).__name__})
+        return tool_error(errors.BookRAGError(), tool.envelope)
     meta = {BOOK_VERSION_META: label} if label else None
     return types.CallToolResult(content=_as_text(data), structured_content=data, _meta=meta)
 
@@ -147,13 +147,13 @@ def _resource_error(exc: errors.BookRAGError) -> MCPError:
 def build_server(tool_set: ToolSet = "all") -> Server[Any]:
     """The MCP server with `tool_set`'s tools as registered now, built once per process and set of tools
     (it holds no client or state)."""
-    return _server(tool_set, tool_specs(tool_set))
+    return _server(served_tools(tool_set))
 
 
 @lru_cache(maxsize=4)
-def _server(tool_set: ToolSet, tools: tuple[Tool, ...]) -> Server[Any]:
-    specs = {spec.name: spec for spec in tools}
-    definitions = [definition(spec) for spec in tools]
+def _server(tools: tuple[Tool, ...]) -> Server[Any]:
+    by_name = {tool.name: tool for tool in tools}
+    definitions = [definition(tool) for tool in tools]
     # Looked up on every HTTP tools/call (the SDK checks Mcp-Param headers against it): built once here.
     input_schemas = {d.name: d.input_schema for d in definitions}
 
@@ -161,13 +161,13 @@ def _server(tool_set: ToolSet, tools: tuple[Tool, ...]) -> Server[Any]:
         return types.ListToolsResult(tools=definitions)
 
     async def on_call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        spec = specs.get(params.name)
-        if spec is None:
-            raise MCPError(types.INVALID_PARAMS, "Unknown tool", data={"tools": sorted(specs)})
+        tool = by_name.get(params.name)
+        if tool is None:
+            raise MCPError(types.INVALID_PARAMS, "Unknown tool", data={"tools": sorted(by_name)})
         # The operations block (embedding, the store, the answerer): a worker thread, as FastAPI runs them.
         # The caller's context (CALLER) goes with the call into the worker thread.
         context = contextvars.copy_context()
-        return await anyio.to_thread.run_sync(context.run, call_tool_sync, spec, dict(params.arguments or {}))
+        return await anyio.to_thread.run_sync(context.run, call_tool_sync, tool, dict(params.arguments or {}))
 
     async def on_list_resources(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
         try:

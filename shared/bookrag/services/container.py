@@ -17,6 +17,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
+from bookrag.config.llm import EXTRACTIVE
 from bookrag.config.settings import AuthSettings, Settings, get_auth_settings, get_settings
 
 if TYPE_CHECKING:
@@ -80,6 +81,11 @@ def _networked_store(settings: Settings) -> bool:
     from bookrag.adapters.store import holds_network
 
     return holds_network(settings)
+
+
+def _calls_a_model(settings: Settings) -> bool:
+    """A chat model answers (and rewrites follow-ups): its connections, and everything holding it."""
+    return settings.resolved_llm_provider != EXTRACTIVE
 
 
 def _remote_embedder(settings: Settings) -> bool:
@@ -157,7 +163,7 @@ class Container(AuthContainer):
 
         return build_client(self.settings)
 
-    @_network(lambda s: s.resolved_llm_provider != "extractive")
+    @_network(_calls_a_model)
     def chat_model(self) -> ChatModel | None:
         """The model LLM_PROVIDER names (the answerer and the rewriter share it; it builds its client on
         first use), or None for the extractive answerer."""
@@ -202,13 +208,13 @@ class Container(AuthContainer):
 
         return Retriever(self.settings, self.embedder, self.store, self.reranker)
 
-    @_network(lambda s: s.resolved_llm_provider != "extractive")
+    @_network(_calls_a_model)
     def answerer(self) -> Answerer:
         from bookrag.answering.answerers import build_answerer
 
         return build_answerer(self.settings, self.retriever, self.chat_model)
 
-    @_network(lambda s: s.resolved_llm_provider != "extractive")
+    @_network(_calls_a_model)
     def rewriter(self) -> Rewriter:
         """Resolves follow-ups: the answerer's model, or the offline rewrite."""
         from bookrag.answering.conversation import build_rewriter

@@ -79,7 +79,7 @@ class OpenAICompatibleChat:
                     raise TypeError
             except (ValueError, KeyError, IndexError, TypeError):
                 # 200 with a body we cannot read: a broken upstream (retried if attempts allow).
-                raise translate_http_error(ValueError(), "answer", response.status_code) from None
+                raise unavailable("answer") from None
             content = message.get("content")
             raw_calls = message.get("tool_calls")
             return ChatReply(content if isinstance(content, str) else "",
@@ -154,19 +154,24 @@ class OpenAICompatibleChat:
 def _wire(message: Message) -> dict[str, Any]:
     out: dict[str, Any] = {"role": message.role, "content": message.content}
     if message.tool_calls:
-        out["tool_calls"] = [{"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+        out["tool_calls"] = [{**c.extra, "id": c.id, "type": "function",
+                              "function": {"name": c.name, "arguments": c.arguments}}
                              for c in message.tool_calls]
     if message.tool_call_id is not None:
         out["tool_call_id"] = message.tool_call_id
     return out
 
 
+_CALL_FIELDS = frozenset({"id", "type", "function", "index"})  # ours to read; the rest goes back as it came
+
+
 def _tool_call(raw: dict[str, Any]) -> ToolCall:
     function = raw.get("function")
     function = function if isinstance(function, dict) else {}
     name, arguments = function.get("name"), function.get("arguments")
+    extra = {k: v for k, v in raw.items() if k not in _CALL_FIELDS}
     return ToolCall(str(raw.get("id") or ""), name if isinstance(name, str) else "",
-                    arguments if isinstance(arguments, str) else "")
+                    arguments if isinstance(arguments, str) else "", extra)
 
 
 def _deltas(response: httpx.Response, deadline: Deadline) -> Iterator[dict[str, Any]]:
@@ -223,6 +228,7 @@ def _add_tool_call_pieces(calls: dict[int, dict[str, Any]], pieces: object) -> N
         call = calls.setdefault(index, {"id": None, "type": "function", "function": {"name": "", "arguments": ""}})
         if piece.get("id"):
             call["id"] = piece["id"]
+        call.update((k, v) for k, v in piece.items() if k not in _CALL_FIELDS)
         function = piece.get("function")
         if isinstance(function, dict):
             for key in ("name", "arguments"):

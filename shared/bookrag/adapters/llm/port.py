@@ -13,7 +13,7 @@ returns the same reply. Both:
 from __future__ import annotations
 
 from collections.abc import Generator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from bookrag.domain.deadline import Deadline
@@ -24,11 +24,13 @@ Role = Literal["system", "user", "assistant", "tool"]
 @dataclass(frozen=True, slots=True)
 class ToolCall:
     """A call the model asked for: `arguments` is the JSON text it wrote (the caller parses it);
-    `id` is "" when the model gave none."""
+    `id` is "" when the model gave none. `extra`: the provider's other fields of the call, sent back with
+    it unchanged (Gemini's thinking models sign their calls and refuse a call returned without it)."""
 
     id: str
     name: str
     arguments: str
+    extra: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

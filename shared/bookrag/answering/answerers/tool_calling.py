@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Generator
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from bookrag.adapters.llm.port import ChatModel, ChatReply, ChatRequest, Message, Tool, ToolCall
@@ -31,7 +32,7 @@ from bookrag.answering.answerers.base import (
     run_within,
     user_message,
 )
-from bookrag.contracts.tools import TOOL_DEFINITIONS
+from bookrag.contracts.tools import tool_definition
 from bookrag.domain.deadline import Deadline
 from bookrag.domain.models import SearchHit
 from bookrag.domain.query import normalize_query
@@ -39,7 +40,7 @@ from bookrag.domain.query import normalize_query
 if TYPE_CHECKING:
     from bookrag.config.settings import Settings
 
-RETRIEVE_TOOL = Tool(**next(d for d in TOOL_DEFINITIONS if d["name"] == "retrieve_book_context"))
+RETRIEVE_TOOL = Tool(**tool_definition("retrieve_book_context"))
 # A model-requested search may use what is left minus the final answer's reserve, if that is at least
 # MIN_SEARCH_S; past its budget it is abandoned and the model answers from what it has.
 FINAL_ANSWER_RESERVE_S = 5.0
@@ -77,7 +78,7 @@ class ToolCallingAnswerer:
             request = ChatRequest(tuple(messages), tools=(RETRIEVE_TOOL,) if step < steps - 1 else ())
             reply: ChatReply = ((yield from self._chat.stream(request, deadline)) if streaming
                                 else self._chat.complete(request, deadline))
-            calls = [ToolCall(c.id or f"call_{step}_{i}", c.name, c.arguments)
+            calls = [replace(c, id=c.id or f"call_{step}_{i}")
                      for i, c in enumerate(reply.tool_calls[:MAX_TOOL_CALLS_PER_STEP])]
             if calls and step < steps - 1:
                 if streaming and reply.text:
