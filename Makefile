@@ -90,6 +90,26 @@ bench-mcp: setup
 loadtest: setup
 	$(PY) benchmarks/loadtest.py $(LOADTEST_ARGS)
 
+# The answer evaluation (eval/README.md, "Answer sets"), offline: each book ingested into its own store under
+# .bookrag/ with the local embedder, the extractive answerer asked every question of its answer set (and, on
+# textbook-2, conversation set C) -> benchmarks/answers-eval.json, answers-eval.md. Textbook-2 is skipped when
+# ../shared/corpus is absent.
+TEXTBOOK_2 ?= ../shared/corpus/physical-ai-textbook-2/docs
+EVAL_OUT := .bookrag/answers-eval
+EVAL_ENV := EMBEDDING_PROVIDER=local LLM_PROVIDER=extractive
+eval: setup
+	mkdir -p $(EVAL_OUT)
+	QDRANT_PATH=.bookrag/eval-sample-book $(EVAL_ENV) $(BIN)/bookrag ingest book/docs
+	QDRANT_PATH=.bookrag/eval-sample-book $(EVAL_ENV) $(BIN)/bookrag eval eval/answers-sample-book.jsonl \
+		--docs book/docs --modes default --answers --json $(EVAL_OUT)/sample-book.json
+	@if [ -d "$(TEXTBOOK_2)" ]; then set -e; \
+		QDRANT_PATH=.bookrag/eval-textbook-2 $(EVAL_ENV) $(BIN)/bookrag ingest $(TEXTBOOK_2); \
+		QDRANT_PATH=.bookrag/eval-textbook-2 $(EVAL_ENV) $(BIN)/bookrag eval eval/answers-textbook-2.jsonl \
+			--docs $(TEXTBOOK_2) --modes default --answers --conversations eval/conversations-textbook-2-c.jsonl \
+			--json $(EVAL_OUT)/textbook-2.json; \
+	else echo "textbook-2 skipped: $(TEXTBOOK_2) is absent"; rm -f $(EVAL_OUT)/textbook-2.json; fi
+	$(PY) benchmarks/answers_eval.py $(EVAL_OUT)
+
 # ruff, mypy strict, and the import contracts in pyproject.toml (rooms point down, SDKs only in adapters, no
 # cycles inside a room).
 lint: setup

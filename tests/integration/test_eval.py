@@ -13,6 +13,7 @@ import pytest
 from bookrag.config.settings import Settings, load_settings
 from bookrag.devtools.evaluation import evaluate_files, run_evaluation
 from bookrag.devtools.questions import load_questions
+from bookrag.errors import InvalidInputError
 from bookrag.services.container import container_for
 from tests.support.paths import CORPUS, ROOT, SAMPLE_DOCS
 
@@ -99,3 +100,59 @@ def test_textbook_2_appendices(tmp_path: Path) -> None:
     assert best["n"] >= 7 and best["hit@5"] >= 0.85
     for metric in ("hit@5", "evidence@5"):
         assert best[metric] >= max(bm25[metric], dense[metric])
+
+
+ANSWER_SET = ROOT / "eval" / "answers-sample-book.jsonl"
+
+
+def test_answer_set_scored_as_a_reader_would_on_the_sample_book(book_env: Settings) -> None:
+    """The sample book's answer set (eval/answers-sample-book.jsonl) end to end: every shape is reported, and
+    today's answerer answers most answerable questions, refuses the off-book ones, keeps labels."""
+    report = evaluate_files(book_env, ANSWER_SET, ["default"], SAMPLE_DOCS, answers=True)
+
+    assert report.answers is not None
+    shapes = report.answers.summary()["shapes"]
+    expected = {"overall", "definition", "list", "table", "short-section", "code", "multi-part", "unanswerable"}
+    assert expected <= set(shapes)
+    overall = shapes["overall"]
+    assert overall["n"] == len(ANSWER_SET.read_text(encoding="utf-8").splitlines())
+    assert overall["false_refusals"] <= 0.2 and shapes["unanswerable"]["false_answers"] == 0.0
+    for metric in ("keyword_recall", "lead_from_gold", "with_off_topic", "label_kept", "with_markup_in_prose",
+                   "definition_lead"):
+        assert 0.0 <= overall[metric] <= 1.0, metric
+    rows = report.as_dict()["answers"]["questions"]
+    assert all("shape" in r and "lead_from_gold" in r for r in rows)
+
+
+def test_an_answer_set_needs_the_book_to_score_answers(book_env: Settings) -> None:
+    with pytest.raises(InvalidInputError, match="--docs"):
+        evaluate_files(book_env, ANSWER_SET, ["default"], None, answers=True)
+
+
+@pytest.mark.corpus
+@pytest.mark.skipif(not TEXTBOOK_2.is_dir(), reason="needs ../shared/corpus/physical-ai-textbook-2")
+def test_conversation_set_c_on_a_slice_of_textbook_2(tmp_path: Path) -> None:
+    """Set C's conversations whose turns live in the appendices and module 1 chapter 4 (a selection after an
+    unrelated turn, a selection after a refusal, a follow-up about the previous answer), on those files only."""
+    from bookrag.devtools.book_sections import Book
+    from bookrag.devtools.conversation_eval import load_conversations, run_conversations
+    from bookrag.ingestion.ingestor import Ingestor
+
+    docs = tmp_path / "docs"
+    shutil.copytree(TEXTBOOK_2 / "appendices", docs / "appendices")
+    module_1 = "module-1-physical-ai-foundations"
+    (docs / module_1).mkdir()
+    shutil.copy(TEXTBOOK_2 / module_1 / "chapter-4.md", docs / module_1)
+    cases = [c for c in load_conversations(ROOT / "eval" / "conversations-textbook-2-c.jsonl")
+             if all((docs / f).is_file() for t in c.turns for f in t.gold_files)]
+    settings = load_settings(qdrant_path=tmp_path / "qdrant", embedding_provider="local")
+    container = container_for(settings)
+    Ingestor(settings, container.embedder, container.store).run(docs)
+
+    report = run_conversations(container.agent, cases, Book(docs))
+
+    patterns = {c.pattern for c in cases}
+    assert {"answer-referent", "selection-after-topic", "selection-after-refusal"} <= patterns
+    assert set(report["last_turn_reader_checks"]) <= patterns
+    selections = [r for r in report["per_last_turn"] if r["pattern"].startswith("selection")]
+    assert selections and all(r["selection_in_book"] for r in selections)

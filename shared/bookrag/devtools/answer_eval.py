@@ -8,6 +8,10 @@ it (its own retrieval, threshold and answerer). Per kind:
 - citation_precision: share of citations whose evidence (the quoted spans, or the chunk's text when an
   answerer gives no spans) contains a keyword, or that lie in a gold file;
 - citations_retrieved: share of citations naming a chunk that retrieval returned for the question.
+
+An answer set with gold passages (`answer_sets`) is also scored as a reader would (`answer_quality`):
+lead from the gold section, off-topic sentences, label kept, markup in prose, definition lead, false
+refusals and false answers, per shape and overall (`summary()["shapes"]`).
 """
 
 from __future__ import annotations
@@ -18,10 +22,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from bookrag.devtools.answer_quality import Quality, as_dict, score_answer, summarise
 from bookrag.devtools.questions import ANSWERABLE, KINDS, Question
 
 if TYPE_CHECKING:
     from bookrag.answering.agent import BookRAGAgent
+    from bookrag.contracts.agent import Response
+    from bookrag.devtools.answer_sets import AnswerCase
+    from bookrag.devtools.book_sections import Book
 
 
 @dataclass(slots=True)
@@ -36,6 +44,8 @@ class AnswerResult:
     precise: int
     retrieved: int
     seconds: float
+    shape: str = ""
+    quality: Quality | None = None
 
 
 
@@ -51,6 +61,13 @@ class AnswerReport:
             rows = [r for r in self.results if r.question.kind == kind]
             if rows:
                 out[kind] = _answer_summary(rows)
+        scored = [r for r in self.results if r.quality is not None]
+        if scored:
+            out["shapes"] = {"overall": _quality_summary(scored)}
+            for shape in dict.fromkeys(r.shape for r in scored if r.question.kind in ANSWERABLE):
+                out["shapes"][shape] = _quality_summary([r for r in scored if r.shape == shape and
+                                                         r.question.kind in ANSWERABLE])
+            out["shapes"]["unanswerable"] = _quality_summary([r for r in scored if r.question.kind not in ANSWERABLE])
         return out
 
     def as_dict(self, *, per_question: bool = True) -> dict[str, Any]:
@@ -59,7 +76,8 @@ class AnswerReport:
             data["questions"] = [
                 {"question": r.question.question, "kind": r.question.kind, "refused": r.refused,
                  "refusal_reason": r.refusal_reason, "keyword_recall": round(r.keyword_recall, 4),
-                 "citations": r.citations, "precise_citations": r.precise, "answer": r.answer}
+                 "citations": r.citations, "precise_citations": r.precise, "answer": r.answer,
+                 **({"shape": r.shape, **as_dict(r.quality)} if r.quality is not None else {})}
                 for r in self.results]
         return data
 
@@ -104,8 +122,24 @@ def _answer_summary(rows: list[AnswerResult]) -> dict[str, Any]:
 
 
 
-def run_answers(agent: BookRAGAgent, questions: Sequence[Question]) -> AnswerReport:
-    """Ask the agent every question. Raises what `BookRAGAgent.run` raises."""
+def _quality_summary(rows: list[AnswerResult]) -> dict[str, Any]:
+    return summarise([(r.question.kind in ANSWERABLE, r.refused, r.keyword_recall, r.quality or Quality())
+                      for r in rows])
+
+
+def score_case(book: Book, case: AnswerCase, response: Response, question: str | None = None) -> Quality:
+    """The reader's checks of `response` to `case` (asked as `question`, by default the case's own)."""
+    from bookrag.devtools.answer_sets import LABELLED, gold_sections
+
+    return score_answer(book, response, gold_sections(book, case), question or case.question.question,
+                        label=case.label if case.shape in LABELLED else "",
+                        term=case.term if case.shape == "definition" else "")
+
+
+def run_answers(agent: BookRAGAgent, questions: Sequence[Question], *,
+                cases: Sequence[AnswerCase] = (), book: Book | None = None) -> AnswerReport:
+    """Ask the agent every question; with `cases` (one per question) and the `book`, score each answer
+    as a reader would too. Raises what `BookRAGAgent.run` raises."""
     from bookrag.answering.answerers.extractive import clause_hits
     from bookrag.answering.context import book_context
 
@@ -133,6 +167,10 @@ def run_answers(agent: BookRAGAgent, questions: Sequence[Question]) -> AnswerRep
             question=q, answer=response.answer, refused=response.is_refusal, refusal_reason=response.refusal_reason,
             keyword_recall=recall, with_keyword=recall > 0, citations=len(cited), precise=precise,
             retrieved=in_retrieved, seconds=seconds))
+        if cases and book is not None:
+            case = cases[len(report.results) - 1]
+            report.results[-1].shape = case.shape if case.answerable else "unanswerable"
+            report.results[-1].quality = score_case(book, case, response)
     return report
 
 
@@ -153,4 +191,24 @@ def render_answer_table(report: AnswerReport) -> Any:
             continue
         table.add_row(kind, str(row["n"]), fmt(row["answered"]), fmt(row["refused"]), fmt(row.get("with_keyword")),
                       fmt(row.get("keyword_recall")), fmt(row["citation_precision"]), fmt(row["citations_retrieved"]))
+    return table
+
+
+QUALITY_COLUMNS = ("n", "keyword_recall", "false_refusals", "false_answers", "lead_from_gold", "with_off_topic",
+                   "label_kept", "with_markup_in_prose", "definition_lead")
+
+
+def render_quality_table(report: AnswerReport) -> Any:
+    """Per shape: the reader's checks (`answer_quality`); None when the set has no gold passages."""
+    from rich.table import Table
+
+    shapes = report.summary().get("shapes")
+    if not shapes:
+        return None
+    table = Table(title="answers as a reader checks them (shares of answered answers, except n and false_*)")
+    for col in ("shape", *QUALITY_COLUMNS):
+        table.add_column(col.replace("_", " "), justify="left" if col == "shape" else "right")
+    for shape, row in shapes.items():
+        table.add_row(shape, *("-" if row.get(c) is None else str(row[c]) if c == "n" else f"{row[c]:.2f}"
+                               for c in QUALITY_COLUMNS))
     return table

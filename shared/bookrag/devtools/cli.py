@@ -244,7 +244,7 @@ def eval_(
     from rich.console import Console
 
     from bookrag.config.settings import get_settings
-    from bookrag.devtools.answer_eval import render_answer_table
+    from bookrag.devtools.answer_eval import render_answer_table, render_quality_table
     from bookrag.devtools.evaluation import evaluate_files, parse_modes, render_table
 
     try:
@@ -257,6 +257,8 @@ def eval_(
     console.print(render_table(report))
     if report.answers is not None:
         console.print(render_answer_table(report.answers))
+        if (quality := render_quality_table(report.answers)) is not None:
+            console.print(quality)
     data = report.as_dict()
     if conversations is not None or selections is not None:
         from bookrag.devtools import conversation_eval
@@ -265,8 +267,10 @@ def eval_(
         agent = container_for(get_settings()).agent
         try:
             if conversations is not None:
+                from bookrag.devtools.book_sections import Book
+
                 data["conversations"] = conversation_eval.run_conversations(
-                    agent, conversation_eval.load_conversations(conversations))
+                    agent, conversation_eval.load_conversations(conversations), Book(docs) if docs else None)
                 console.print(conversation_eval.render(data["conversations"]))
             if selections is not None:
                 data["selections"] = conversation_eval.run_selections(agent, selections)

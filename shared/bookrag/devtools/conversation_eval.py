@@ -26,6 +26,8 @@ from bookrag.errors import InvalidInputError
 if TYPE_CHECKING:
     from bookrag.answering.agent import BookRAGAgent
     from bookrag.contracts.agent import Response
+    from bookrag.devtools.book_sections import Book
+    from bookrag.domain.conversation import Selection
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +36,8 @@ class ConvTurn:
     full_question: str
     gold_files: tuple[str, ...]
     answer_keywords: tuple[str, ...]
+    gold_heading: str = ""  # the section of the first gold file that answers (set C): the reader's checks
+    selection: Selection | None = None  # a passage the reader selected with this turn (set C)
 
     def as_question(self) -> Question:
         return Question(self.full_question, self.gold_files, self.answer_keywords, "factual")
@@ -58,12 +62,19 @@ def _lines(path: Path) -> list[dict[str, Any]]:
     return out
 
 
+def _turn(t: dict[str, Any]) -> ConvTurn:
+    from bookrag.domain.conversation import Selection
+
+    selection = Selection(t["selected_text"], t.get("source_url"), t.get("source_file")) \
+        if t.get("selected_text") else None
+    return ConvTurn(t["question"], t.get("full_question") or t["question"], tuple(t["gold_files"]),
+                    tuple(k.lower() for k in t["answer_keywords"]), str(t.get("gold_heading", "")), selection)
+
+
 def load_conversations(path: Path) -> list[ConvCase]:
     try:
-        return [ConvCase(str(raw["id"]), str(raw.get("pattern", "")), tuple(
-            ConvTurn(t["question"], t.get("full_question") or t["question"], tuple(t["gold_files"]),
-                     tuple(k.lower() for k in t["answer_keywords"])) for t in raw["turns"]))
-            for raw in _lines(path)]
+        return [ConvCase(str(raw["id"]), str(raw.get("pattern", "")), tuple(_turn(t) for t in raw["turns"]))
+                for raw in _lines(path)]
     except (KeyError, TypeError) as exc:
         raise InvalidInputError(f"{path.name}: not a conversation set ({type(exc).__name__})",
                                 code="INVALID_QUESTION_SET", field="questions") from None
@@ -85,7 +96,26 @@ def _summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
             "citation_precision": round(sum(r["precise"] for r in rows) / citations, 4) if citations else None}
 
 
-def run_conversations(agent: BookRAGAgent, cases: list[ConvCase]) -> dict[str, Any]:
+def _reader_checks(book: Book | None, turn: ConvTurn, response: Response) -> dict[str, Any]:
+    """The reader's checks (`answer_quality`) of a last turn with a gold heading, asked in full."""
+    from bookrag.devtools.answer_quality import as_dict, score_answer
+
+    if book is None or not turn.gold_heading or not turn.gold_files:
+        return {}
+    gold = book.gold(turn.gold_files[0], turn.gold_heading)
+    return {"quality": as_dict(score_answer(book, response, gold, turn.full_question))}
+
+
+def _reader_summary(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    from bookrag.devtools.answer_quality import Quality, summarise
+
+    scored = [r for r in rows if "quality" in r]
+    if not scored:
+        return None
+    return summarise([(True, r["refused"], r["keyword_recall"], Quality(**r["quality"])) for r in scored])
+
+
+def run_conversations(agent: BookRAGAgent, cases: list[ConvCase], book: Book | None = None) -> dict[str, Any]:
     from bookrag.domain.conversation import Conversation, Turn
     from bookrag.domain.deadline import Deadline
     from bookrag.retrieval.retriever import SearchOptions
@@ -100,7 +130,8 @@ def run_conversations(agent: BookRAGAgent, cases: list[ConvCase]) -> dict[str, A
         history: list[Turn] = []
         for n, turn in enumerate(case.turns):
             q = turn.as_question()
-            conversation = Conversation(history=tuple(history)) if history else None
+            conversation = Conversation(history=tuple(history), selection=turn.selection) \
+                if history or turn.selection else None
             response = agent.run(turn.question, conversation)
             if n:
                 standalone = agent.rewriter.standalone(turn.question, history, Deadline(20.0))
@@ -110,13 +141,19 @@ def run_conversations(agent: BookRAGAgent, cases: list[ConvCase]) -> dict[str, A
                                              "without": hit_at(files(turn.question), q),
                                              "full": hit_at(files(turn.full_question), q)}})
             if n == len(case.turns) - 1:
-                last_with.append({**_answer_metrics(response, q), "id": case.id, "answer": response.answer})
+                last_with.append({**_answer_metrics(response, q), "id": case.id, "pattern": case.pattern,
+                                  "question": turn.question, "answer": response.answer,
+                                  "selection_in_book": response.selection_in_book,
+                                  **_reader_checks(book, turn, response)})
                 last_full.append(_answer_metrics(agent.run(turn.full_question), q))
             history.append(Turn(turn.question, response.answer, response.standalone_question or turn.question))
     hit5 = {name: round(statistics.fmean(f["hit@5"][name] for f in follow_ups), 4)
             for name in ("with_history", "without", "full")}
+    patterns = {p: _reader_summary([r for r in last_with if r["pattern"] == p])
+                for p in dict.fromkeys(c.pattern for c in cases)}
     return {"conversations": len(cases), "follow_ups": len(follow_ups), "rewriter": agent.rewriter.name,
             "hit@5": hit5, "last_turn_answers": {"with_history": _summary(last_with), "full": _summary(last_full)},
+            "last_turn_reader_checks": {p: v for p, v in patterns.items() if v is not None},
             "per_follow_up": follow_ups, "per_last_turn": last_with}
 
 

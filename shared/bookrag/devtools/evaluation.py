@@ -306,16 +306,23 @@ def evaluate_files(settings: Settings, questions_path: Path, modes: Sequence[str
         InvalidInputError: a bad question set or mode.
         DocumentError, EmbeddingError, StoreError: from ingest or retrieval.
     """
+    from bookrag.devtools.answer_sets import has_gold_passages, load_answer_cases
+    from bookrag.devtools.book_sections import Book
     from bookrag.ingestion.ingestor import Ingestor
     from bookrag.services.container import container_for
 
-    questions = load_questions(questions_path)
+    cases = load_answer_cases(questions_path) if has_gold_passages(questions_path) else []
+    if cases and answers and docs is None:
+        raise InvalidInputError(f"{questions_path.name} scores answers against the book's sections: give --docs",
+                                code="INVALID_QUESTION_SET", field="docs")
+    questions = [c.question for c in cases] if cases else load_questions(questions_path)
     container = container_for(settings)
     if docs is not None:
         Ingestor(settings, container.embedder, container.store).run(docs)
     report = run_evaluation(container.retriever, questions, modes)
     report.config["question_set"] = questions_path.name
     if answers:
-        report.answers = run_answers(container.agent, questions)
+        book = Book(docs) if cases and docs is not None else None
+        report.answers = run_answers(container.agent, questions, cases=cases, book=book)
         report.config["answerer"] = report.answers.answerer
     return report
