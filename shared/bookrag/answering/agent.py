@@ -3,7 +3,10 @@
 One request:
 1. The query is normalised and validated (`InvalidInputError`: INVALID_QUERY, INVALID_QUERY_LENGTH).
 2. The agent calls the `retrieve_book_context` tool itself (`answering.context.book_context`, the agent's
-   default threshold): retrieval always comes first, whatever the answerer.
+   default threshold): retrieval always comes first, whatever the answerer. When no chunk clears the
+   threshold, the gate (`answering.gate`) weighs the nearest chunks: one whose own heading or list
+   labels carry the question's words (a short labelled section, which embeds weakly) is answerable
+   evidence; with none, the agent refuses (`no_relevant_context`).
 3. The configured answerer drafts an answer with `[S1]`-style markers (`bookrag.answering.answerers`); an LLM
    may retrieve again through the same tool, within the request's deadline.
 4. Code, not the model, checks the draft: every cited chunk must be one this request retrieved; a
@@ -56,6 +59,7 @@ from bookrag.answering.citations import Ledger, verify_citations
 from bookrag.answering.context import book_context
 from bookrag.answering.conversation import OfflineRewriter, Rewriter
 from bookrag.answering.deobfuscation import readings
+from bookrag.answering.gate import vouched
 from bookrag.answering.selection import match_selection, selection_hits, with_selection
 from bookrag.contracts.agent import MESSAGES, REFUSAL, Response, Source
 from bookrag.domain.conversation import Conversation
@@ -63,7 +67,7 @@ from bookrag.domain.deadline import Deadline
 from bookrag.domain.models import SearchHit
 from bookrag.domain.query import POLICIES, has_visible_character, normalize_query
 from bookrag.observability import logger
-from bookrag.retrieval.retriever import Retriever, SearchOptions
+from bookrag.retrieval.retriever import Retriever, SearchOptions, default_threshold
 
 if TYPE_CHECKING:
     from bookrag.config.settings import Settings
@@ -106,6 +110,7 @@ class BookRAGAgent:
         self.retriever = retriever
         self.answerer = answerer
         self.rewriter: Rewriter = rewriter or OfflineRewriter()
+        self._threshold = default_threshold(settings, "agent")
         self._secrets = _secret_values(settings)
         prompt = SYSTEM_PROMPT
         for phrase in _NOT_SECRET:
@@ -142,8 +147,12 @@ class BookRAGAgent:
             standalone, asked, hits = question, question, retrieve(question)
         else:
             standalone, asked, hits, extra = self._converse(question, conversation, deadline, ledger, retrieve)
+        nearest: list[SearchHit] = []
+        if not hits:  # nothing clears the threshold: the gate weighs the nearest chunks' headings and labels
+            nearest = self._nearest(standalone)
+            hits = ledger.record(vouched(standalone, nearest, self._threshold, self.retriever.reranker is not None))
         if not hits:
-            response = self._refusal("no_relevant_context", self._nearest(standalone)).model_copy(update=extra)
+            response = self._refusal("no_relevant_context", nearest).model_copy(update=extra)
         elif not stream:
             draft = self.answerer.answer(asked, hits, retrieve, deadline)
             response = self._check(draft, ledger).model_copy(update=extra)

@@ -10,6 +10,8 @@ Metrics, per question kind and overall:
 - evidence@5: share of the answer keywords found, case-insensitively, in the top-5 texts together.
 - AUC: ROC AUC of the top-1 similarity score separating answerable (factual, multi) from unanswerable
   questions: the chance that an answerable question's first hit scores above an unanswerable one's.
+  `auc.gate` is the same for the agent's answerable-or-refuse gate (`answering.gate`): the best
+  evidence score of the top 5 (cosine plus the question's words their headings and labels carry).
 - with `answers=True`, the agent's answers too (see "answers" below): answered, refused, keyword
   recall, answers holding a keyword, citation precision.
 - seconds per query: retrieval time with the query embedding already cached (the embedding costs the
@@ -111,6 +113,7 @@ class QuestionResult:
     files10_cosine: list[str]
     top1_score: float
     max_cosine: float
+    gate_score: float
     gold_cosines: list[float]
     hit5: bool
     rr10: float
@@ -132,10 +135,12 @@ class ModeReport:
                 out[kind] = _summarise(rows)
         top1 = {k: [r.top1_score for r in self.results if r.question.kind == k] for k in KINDS}
         best = {k: [r.max_cosine for r in self.results if r.question.kind == k] for k in KINDS}
+        gate = {k: [r.gate_score for r in self.results if r.question.kind == k] for k in KINDS}
         out["auc"] = {"overall": _round(roc_auc(top1["factual"] + top1["multi"], top1["unanswerable"])),
                       "factual": _round(roc_auc(top1["factual"], top1["unanswerable"])),
                       "multi": _round(roc_auc(top1["multi"], top1["unanswerable"])),
-                      "max_cosine": _round(roc_auc(best["factual"] + best["multi"], best["unanswerable"]))}
+                      "max_cosine": _round(roc_auc(best["factual"] + best["multi"], best["unanswerable"])),
+                      "gate": _round(roc_auc(gate["factual"] + gate["multi"], gate["unanswerable"]))}
         out["top1_score"] = {k: _quantiles(v) for k, v in top1.items() if v}
         out["max_cosine"] = {k: _quantiles(v) for k, v in best.items() if v}
         out["seconds_per_query"] = round(statistics.fmean(r.seconds for r in self.results), 5) \
@@ -170,6 +175,7 @@ def _quantiles(values: list[float]) -> dict[str, float]:
 
 
 def evaluate_question(retriever: Retriever, q: Question, spec: ModeSpec) -> QuestionResult:
+    from bookrag.answering.gate import weigh
     from bookrag.retrieval.retriever import SearchOptions
 
     def run(top_k: int, order: Order = "rank") -> list[SearchHit]:
@@ -189,6 +195,7 @@ def evaluate_question(retriever: Retriever, q: Question, spec: ModeSpec) -> Ques
     return QuestionResult(
         question=q, files5=files5, files10=files10, files10_cosine=files10_cosine,
         top1_score=top5[0].score if top5 else 0.0, max_cosine=by_cosine[0].score if by_cosine else 0.0,
+        gate_score=max((e.score for e in weigh(q.question, top5)), default=0.0),
         gold_cosines=[h.score for h in by_cosine if h.source_file in gold],
         hit5=hit_at(files5, q), rr10=reciprocal_rank(files10, gold),
         rr10_cosine=reciprocal_rank(files10_cosine, gold),
@@ -244,6 +251,7 @@ class EvalReport:
                                   "rr@10": round(self.modes[name].results[i].rr10, 4),
                                   "evidence@5": round(self.modes[name].results[i].evidence5, 4),
                                   "top1_score": round(self.modes[name].results[i].top1_score, 4),
+                                  "gate_score": round(self.modes[name].results[i].gate_score, 4),
                                   "top5_files": self.modes[name].results[i].files5}
                            for name in self.modes}}
                 for i, r in enumerate(next(iter(self.modes.values())).results)

@@ -25,7 +25,9 @@ textbook-2); an unanswerable one's 0.13 to 0.57, so no threshold separates them 
   starts losing relevant chunks.
 - `agent` 0.33: an empty result makes the agent refuse, so the highest value at least 0.01 below the
   weakest answerable question's best chunk on either book; it refuses 22% and 50% of the
-  unanswerable questions before the answerer is asked.
+  unanswerable questions before the answerer is asked. The agent's gate (`answering.gate`) compares
+  the same value with a chunk's cosine plus the evidence of its headings and list labels, so a short
+  labelled section under it is still answered; the retrieval interfaces' thresholds are unchanged.
 """
 
 from __future__ import annotations

@@ -26,14 +26,16 @@ How it decides (deterministic, no network beyond the configured embedder and sto
    any *named* term is unknown (a proper noun, acronym, version or model number: "Melodic",
    "18.04", "PID", "PX4", "RT-2"; a hyphenated name is known when each of its parts is, since the
    book may write "Denavit–Hartenberg" with an en dash), or if at least a third of the question's
-   content words are (the "poem" in "Write me a poem about robots").
+   content words are (the "poem" in "Write me a poem about robots"), unless the gate excuses it
+   (`answering.gate.excuses`: only ordinary words unknown, and a name of the question heads or labels
+   the first chunk: "downsides" in "What are the downsides of Simbody?").
 5. `composition` chooses the statements that make the answer, and their order, or none (a refusal)."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -41,6 +43,7 @@ import numpy as np
 from bookrag.answering.answerers.base import Draft, Retrieve, run_within
 from bookrag.answering.answerers.composition import CALIBRATION, Calibration, Scored, choose, compose
 from bookrag.answering.answerers.questions import QuestionShape, Unknown, named_terms
+from bookrag.answering.gate import excuses, lift
 from bookrag.contracts.agent import REFUSAL
 from bookrag.domain.deadline import Deadline
 from bookrag.domain.models import SearchHit
@@ -96,10 +99,13 @@ class ExtractiveAnswerer:
         """Raises `EmbeddingError` (scoring embeds the sentences) and store errors (term lookups)."""
         if not hits:
             return Draft(REFUSAL, refused=True, reason="no_relevant_context")
-        if self.unknown_terms(question, hits, deadline).off_book:
+        unknown = self.unknown_terms(question, hits, deadline)
+        names = named_terms(question)
+        if unknown.off_book and not excuses(hits, unknown.words, unknown.named, names):
             return Draft(REFUSAL, refused=True, reason="weak_evidence")
         part_hits = self.part_hits(question, hits, retrieve, deadline)
-        chosen = self.select(self.score(question, hits, part_hits), question)
+        scored = self.score(question, hits, part_hits)
+        chosen = self.select(scored, question, self._bar(question, scored, names))
         if not chosen:
             return Draft(REFUSAL, refused=True, reason="weak_evidence")
         return self.compose(chosen, [*hits, *part_hits])
@@ -231,9 +237,20 @@ class ExtractiveAnswerer:
         return cosines
 
 
-    def select(self, scored: list[Scored], question: str = "") -> list[Scored]:
+    def _bar(self, question: str, scored: list[Scored], names: list[str]) -> Calibration:
+        """The calibration, its refusal bar met when the best statement's chunk has headings or labels
+        that name the question's subject (`answering.gate.lift`, weighted as the chunk's retrieval
+        score is): a labelled bullet embeds weakly. Unchanged for a statement that clears it alone."""
+        cal = self.calibration
+        if not scored or scored[0].score >= cal.min_best:
+            return cal
+        if scored[0].score + _CHUNK_WEIGHT * lift(question, scored[0].hit, names) < cal.min_best:
+            return cal
+        return replace(cal, min_best=scored[0].score)
+
+    def select(self, scored: list[Scored], question: str = "", calibration: Calibration | None = None) -> list[Scored]:
         """The statements that make the answer (`composition.choose`), or none: a refusal."""
-        return choose(scored, question, self.calibration)
+        return choose(scored, question, calibration or self.calibration)
 
     def compose(self, chosen: list[Scored], hits: list[SearchHit]) -> Draft:
         return compose(chosen, hits)

@@ -1,0 +1,114 @@
+"""The answerable-or-refuse gate: whether the book holds the answer, on all the evidence retrieval has.
+
+A short labelled section (a heading and three bullets, a table) embeds weakly: "What are the
+downsides of Simbody?" finds its `#### Simbody` section first, yet at a dense cosine below the
+agent's threshold, and the answerer was never asked. Its heading, though, *is* the question's
+subject. So a retrieved chunk's evidence is (`weigh`):
+
+- its dense cosine to the question (the retriever's score);
+- the share of the question's content words (stemmed, `text.bm25.tokenize`) that its own headings
+  (below the page title, which matches every question about its page) or its list and table labels
+  (`- **Vendor Lock-in**: ...`, a table row's first cell) carry: `labelled`;
+- with a reranker configured, the reranker's relevance (its `rank_score`).
+
+A chunk is answerable evidence (`vouched`) when `cosine + LABEL_WEIGHT * labelled` clears the
+agent's threshold, or the reranker's relevance clears `RERANK_MIN`. Without labels the gate is the
+threshold as before, so a question answered before is answered the same way; the gate only lets
+through the chunks whose headings or labels name what the question asks about.
+
+It also settles the answerer's off-book word check (`excuses`): "downsides" may be a word the book
+never uses, and a third of "What are the downsides of Simbody?" is then unknown; the question is
+still about the book when every unknown word is an ordinary one (no name, acronym or version) and a
+named term of the question is a heading or label of the chunk ranked first.
+
+Calibration on textbook-2 (eval/textbook-2.jsonl, eval/short-sections-textbook-2.jsonl; local
+embedder): an unanswerable question's chunks carry at most one labelled word of five to nine
+(share <= 0.2), a label question's ("What is vendor lock-in?", "What are egress charges?": cosines
+0.23 and 0.18) all of them. LABEL_WEIGHT = 0.3 lifts a fully labelled chunk from cosine 0.03 below
+the threshold (0.33 - 0.3), a half-labelled one ("downsides of Simbody") from 0.18, and an
+unanswerable question's best chunk by at most 0.06; the off-topic ones score 0.15 and stay refused.
+`RERANK_MIN` is provisional (Cohere's relevance, not measured here): recalibrate with a key at hand.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bookrag.domain.models import SearchHit
+from bookrag.text.bm25 import tokenize
+
+__all__ = ["LABEL_WEIGHT", "RERANK_MIN", "Evidence", "excuses", "labels", "lift", "names_section", "vouched", "weigh"]
+
+LABEL_WEIGHT = 0.3
+RERANK_MIN = 0.5
+# "- **Label**: ...", "1. **Label** - ...", and a table row's first cell ("| Label | ... |").
+_LABEL = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+\*\*([^*\n]+)\*\*|^\s*\|\s*([^|\n]+?)\s*\|", re.M)
+_RULE = re.compile(r"^[\s:|-]*$")  # a table's |---| separator row
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """What one retrieved chunk says about whether the book answers the question."""
+
+    hit: SearchHit
+    cosine: float
+    labelled: tuple[str, ...]  # the question's words its own headings or labels carry
+    share: float  # len(labelled) / the question's content words
+    relevance: float | None  # the reranker's, when one ranked it
+
+    @property
+    def score(self) -> float:
+        return self.cosine + LABEL_WEIGHT * self.share
+
+    def clears(self, threshold: float) -> bool:
+        return self.score >= threshold or (self.relevance is not None and self.relevance >= RERANK_MIN)
+
+
+def labels(hit: SearchHit) -> set[str]:
+    """Stems of the chunk's own headings (not the page title) and of its list and table labels."""
+    path = hit.payload.heading_path
+    own = [hit.section_heading, *path[1:]] if path else [hit.section_heading]
+    own = [h for h in own if h and h != hit.payload.doc_title]
+    cells = [a or b for a, b in _LABEL.findall(hit.text)]
+    return set(tokenize(" ".join([*own, *(c for c in cells if not _RULE.match(c))])))
+
+
+def weigh(question: str, hits: Sequence[SearchHit], reranked: bool = False) -> list[Evidence]:
+    """Each hit's evidence, in the hits' order. `reranked`: their `rank_score` is a reranker's relevance."""
+    words = list(dict.fromkeys(tokenize(question)))
+    out = []
+    for hit in hits:
+        carried = labels(hit)
+        labelled = tuple(w for w in words if w in carried)
+        out.append(Evidence(hit, hit.score, labelled, len(labelled) / len(words) if words else 0.0,
+                            hit.rank_score if reranked else None))
+    return out
+
+
+def vouched(question: str, hits: Sequence[SearchHit], threshold: float, reranked: bool = False) -> list[SearchHit]:
+    """The hits whose evidence clears `threshold` (the agent's), in their order: none means refuse."""
+    return [e.hit for e in weigh(question, hits, reranked) if e.clears(threshold)]
+
+
+def names_section(hit: SearchHit, names: Sequence[str]) -> bool:
+    """Whether one of the question's names (`names`: its proper nouns, acronyms, versions) heads or
+    labels the chunk: the chunk is about what the question is about."""
+    carried = labels(hit)
+    return any(n in carried for n in names)
+
+
+def excuses(hits: Sequence[SearchHit], unknown: Sequence[str], named: Sequence[str], names: Sequence[str]) -> bool:
+    """Whether the question's words the book never uses (`unknown`, of which `named` are names) leave
+    it about the book: no unknown name, and one of its names heads or labels the first hit."""
+    return bool(hits) and bool(unknown) and not named and names_section(hits[0], names)
+
+
+def lift(question: str, hit: SearchHit, names: Sequence[str]) -> float:
+    """What the chunk's headings and labels add to the answerer's evidence for it, on the cosine's scale
+    (`LABEL_WEIGHT` times the share of the question's words they carry), when they name what the
+    question names; 0 otherwise (an ordinary word in a heading is no evidence of the subject)."""
+    if not names_section(hit, names):
+        return 0.0
+    return LABEL_WEIGHT * weigh(question, [hit])[0].share
