@@ -46,7 +46,9 @@ class Unit:
     """One answerable statement; `items` are the list items or table rows a lead-in sentence introduces.
 
     `start`/`end`: the unit's raw span in the chunk text (for a lead-in, its items included);
-    `item_spans`: each item's raw span.
+    `item_spans`: each item's raw span; `label`: the heading above an item or row in the chunk
+    ("Simbody" over "- **Pros**: Highly accurate"), '' when the chunk shows none; `code`: the items
+    are the lines of a code block.
     """
 
     text: str
@@ -56,6 +58,8 @@ class Unit:
     start: int = 0
     end: int = 0
     item_spans: tuple[tuple[int, int], ...] = ()
+    label: str = ""
+    code: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,7 +202,11 @@ def extract_units(text: str, headings: set[str] | None = None) -> list[Unit]:
             flush()
             header = []
             continue
-        if _MD_HEADING.match(raw) or _ADMONITION_LABEL.match(line):
+        if _MD_HEADING.match(raw):
+            flush()
+            blocks.append(("heading", _Mapped(line.lstrip("#").strip(), ())))
+            continue
+        if _ADMONITION_LABEL.match(line):
             flush()
             continue
         if TABLE_ROW.match(line):
@@ -237,22 +245,28 @@ def extract_units(text: str, headings: set[str] | None = None) -> list[Unit]:
     flush()
 
     units: list[Unit] = []
+    label = ""  # the last heading read: what the items and rows after it are about
     for number, (kind, block) in enumerate(blocks):
+        if kind == "heading":
+            label = clean_inline(block.s)
+            continue
         if kind == "code":
             units.append(Unit(block.s, "code", len(units), start=block.span()[0], end=block.span()[1]))
             continue
         mapped = block if kind == "row" else _clean_mapped(block)
         cleaned = mapped.s if kind != "row" else " ".join(block.s.split())
+        if kind == "paragraph" and cleaned and _is_heading_like(cleaned, known):
+            label = cleaned.rstrip(":")  # "Simbody", however short, names the items under it
         if not cleaned or len(cleaned) < 12 or _OPTIONS.search(cleaned):
             continue
         start, end = _widen(text, *mapped.span())
         if kind == "row":
-            units.append(Unit(cleaned, "row", len(units), start=start, end=end))
+            units.append(Unit(cleaned, "row", len(units), start=start, end=end, label=label))
         elif kind == "item":
             if cleaned.rstrip(":").lower() in known:
                 continue
             units.append(Unit(cleaned if _TERMINAL.search(cleaned) else cleaned + ".", "item", len(units),
-                              start=start, end=end))
+                              start=start, end=end, label=label))
         else:
             if _is_heading_like(cleaned, known):
                 if number + 1 < len(blocks) and blocks[number + 1][0] == "item" and not cleaned.endswith("?"):
@@ -300,6 +314,7 @@ def _attach_lists(units: list[Unit]) -> list[Unit]:
             if following:
                 unit = Unit(unit.text, unit.kind, unit.position, tuple(f.text for f in following),
                             start=unit.start, end=following[-1].end,
-                            item_spans=tuple((f.start, f.end) for f in following))
+                            item_spans=tuple((f.start, f.end) for f in following),
+                            code=all(f.kind == "code" for f in following))
         out.append(unit)
     return [u for u in out if u.kind != "code"]

@@ -15,6 +15,13 @@
    section first, then the others, each in the book's order, with the citation marker of its chunk
    after every unit, and `Draft.spans` carrying each unit's raw span for the span citations
    (`answerers.spans`).
+3. Issue 24's shapes: course scaffolding (`answerers.scaffolding`) never leads unless the question asks
+   about it (and scores `_SCAFFOLD_PENALTY` lower as a runner-up); a "What is X?" question leads with
+   the book's definition of X (X the subject of a defining verb), from a section whose heading names X
+   first; an item quoted alone names what it is about ("Simbody — Pros: ..."); a lead-in's items stand
+   as a Markdown list, one per line, and a code block as a fenced block, only when the question asks
+   for code or configuration (or the block is comments only). The citation marker follows the lead-in,
+   so every sentence the citation check reads still carries or precedes its marker.
 
 Calibration for the local embedder (all-MiniLM-L6-v2, 200-token chunks, hybrid retrieval, agent
 threshold 0.32); w = 0.6, min_keep = 0.30, keep_ratio = 0.7 as before, min_best re-measured on the
@@ -41,6 +48,7 @@ from dataclasses import dataclass, replace
 
 from bookrag.answering.answerers.base import DocumentSet, Draft
 from bookrag.answering.answerers.questions import QuestionShape
+from bookrag.answering.answerers.scaffolding import asks_about_scaffolding
 from bookrag.domain.models import SearchHit
 from bookrag.text.bm25 import tokenize
 from bookrag.text.sentences import Unit
@@ -51,6 +59,8 @@ _MAX_WITH_LIST = 2  # a list and its definition are enough
 _OTHER_SECTION_RATIO = 0.9  # another section's unit needs this share of the best score (focus)
 _SECOND_WEIGHT = 0.5  # a section's second-best unit, in the section's score
 _INTRO_RATIO = 0.75  # a titled section of the page joins the page's introduction from this share of its score
+_SCAFFOLD_PENALTY = 0.15  # course scaffolding (objectives, schedules, lab steps) below what the book teaches
+_DEFINITION_RATIO = 0.7  # "What is X?": the book's definition of X leads from this share of the best score
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +92,10 @@ class Scored:
     part_scores: tuple[float, ...] = ()  # the same score against each part of a multi-part question
     section_terms: frozenset[str] = frozenset()  # stems of its own section heading (not the page title)
     follow: Unit | None = None  # the next sentence of the same paragraph
+    block: str = ""  # the lead-in's items as shown: a Markdown list, or a fenced code block
+    scaffold: bool = False  # course scaffolding (`answerers.scaffolding`)
+    defines: bool = False  # defines the X of "What is X?"
+    label: str = ""  # what an item is about, named before it ("Simbody — Pros: ...")
 
 
 def choose(scored: list[Scored], question: str, cal: Calibration) -> list[Scored]:
@@ -90,15 +104,26 @@ def choose(scored: list[Scored], question: str, cal: Calibration) -> list[Scored
     if not scored or scored[0].score < cal.min_best:
         return []
     shape = QuestionShape.of(question)
+    leaders = scored
+    if not asks_about_scaffolding(question):
+        # Objectives, schedules and lab steps share a chapter's words but do not answer about its subject:
+        # they never lead when the book says something else worth keeping, and rank lower as runners-up.
+        scored = sorted((replace(s, score=s.score - _SCAFFOLD_PENALTY) if s.scaffold else s for s in scored),
+                        key=lambda s: s.score, reverse=True)
+        taught = [s for s in scored if not s.scaffold]
+        leaders = taught if taught and taught[0].score >= cal.min_keep else scored
     # The answer leads with the section that answers best as a whole (its best unit plus half its
     # second best), not with a stray sentence elsewhere that happens to share the question's words.
     tops: dict[tuple[str, str], list[float]] = {}
-    for s in scored:
+    for s in leaders:
         top = tops.setdefault(_section(s), [])
         if len(top) < 2:
             top.append(s.score)
     lead = max(tops, key=lambda k: tops[k][0] + _SECOND_WEIGHT * (tops[k][1] if len(tops[k]) > 1 else 0.0))
-    best = next(s for s in scored if _section(s) == lead)
+    best = next(s for s in leaders if _section(s) == lead)
+    definition = _definition(scored, shape.term, cal)
+    if definition is not None:
+        best = definition
     chosen = [best]
 
     def add(candidate: Scored) -> None:
@@ -147,6 +172,19 @@ def choose(scored: list[Scored], question: str, cal: Calibration) -> list[Scored
     return chosen
 
 
+def _definition(scored: list[Scored], term: str, cal: Calibration) -> Scored | None:
+    """The book's definition of `term` to lead a "What is X?" answer: from a section whose heading names
+    X when there is one, else the best-scoring one; none below `_DEFINITION_RATIO` of the best."""
+    if not term or not scored:
+        return None
+    floor = max(cal.min_keep, _DEFINITION_RATIO * scored[0].score)
+    found = [s for s in scored if s.defines and not s.scaffold and s.score >= floor]
+    if not found:
+        return None
+    named = set(tokenize(term))
+    return max(found, key=lambda s: (named <= s.section_terms, s.score))
+
+
 def compose(chosen: list[Scored], hits: list[SearchHit]) -> Draft:
     """Best section first, then the others by their best unit; the book's order within a section.
     Each unit is followed by the marker of the chunk it quotes; `Draft.spans` holds its spans."""
@@ -156,13 +194,24 @@ def compose(chosen: list[Scored], hits: list[SearchHit]) -> Draft:
     rank_of: dict[tuple[str, str], int] = {}
     for item in chosen:  # chosen is in decreasing importance
         rank_of.setdefault(_section(item), len(rank_of))
-    ordered = sorted(chosen, key=lambda s: (rank_of[_section(s)], s.hit.chunk_index, s.unit.position))
-    parts: list[str] = []
+    lead = chosen[0]
+
+    def place(s: Scored) -> int:
+        # A definition leads its section; scaffolding follows what the section teaches.
+        return 0 if s is lead and s.defines else 2 if s.scaffold else 1
+
+    ordered = sorted(chosen, key=lambda s: (rank_of[_section(s)], place(s), s.hit.chunk_index, s.unit.position))
+    text = ""
     spans: dict[str, list[tuple[int, int]]] = {}
     for item in ordered:
-        parts.append(f"{item.text} [{label_of[item.hit.chunk_id]}]")
+        said = _lead_in(item) if item.block else f"{item.label} — {item.text}" if item.label else item.text
+        quoted = f"{said} [{label_of[item.hit.chunk_id]}]"
+        # A list or a code block stands on its own lines, Markdown the widget renders.
+        text += ("" if text.endswith("\n") or not text else " ") + quoted
+        if item.block:
+            text += f"\n\n{item.block}\n\n"
         spans.setdefault(item.hit.chunk_id, []).extend(item.spans)
-    return Draft(" ".join(parts), citations=docs.citations(), spans=spans)
+    return Draft(text.strip(), citations=docs.citations(), spans=spans)
 
 
 def _continued(best: Scored, chosen: list[Scored]) -> Scored:
@@ -181,6 +230,13 @@ def _continued(best: Scored, chosen: list[Scored]) -> Scored:
         return best  # already quoted
     return replace(best, text=f"{best.text} {nxt.text}", spans=(*best.spans, (nxt.start, nxt.end)),
                    terms=set(best.terms) | set(tokenize(nxt.text)))
+
+
+def _lead_in(s: Scored) -> str:
+    """The quoted text up to its lead-in's end (with the sentence an anaphoric lead-in needs), its
+    items left to the block."""
+    at = s.text.find(s.unit.text)
+    return s.text[:at + len(s.unit.text)] if at >= 0 else s.unit.text
 
 
 def _section(s: Scored) -> tuple[str, str]:

@@ -34,6 +34,7 @@ How it decides (deterministic, no network beyond the configured embedder and sto
 from __future__ import annotations
 
 import re
+import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
@@ -42,7 +43,8 @@ import numpy as np
 
 from bookrag.answering.answerers.base import Draft, Retrieve, run_within
 from bookrag.answering.answerers.composition import CALIBRATION, Calibration, Scored, choose, compose
-from bookrag.answering.answerers.questions import QuestionShape, Unknown, named_terms
+from bookrag.answering.answerers.questions import QuestionShape, Unknown, defines, named_terms
+from bookrag.answering.answerers.scaffolding import is_scaffolding
 from bookrag.answering.gate import excuses, lift
 from bookrag.contracts.agent import REFUSAL
 from bookrag.domain.deadline import Deadline
@@ -57,6 +59,7 @@ if TYPE_CHECKING:
 
 _ANAPHOR = re.compile(r"^(It|Its|This|That|These|Those|They|Their|Such|Both|Each of them)\b")
 _MAX_LIST_CHARS = 700
+_NUMBERING = re.compile(r"^\s*(?:\d+(?:\.\d+)*\.?|[A-Z]\.)\s+")  # a heading's section number
 _MIN_ITEM_WORDS = 5
 _MAX_TERM_LOOKUPS = 8
 _CHUNK_WEIGHT = 0.5  # times the chunk's retrieval cosine, added to each of its units' scores
@@ -165,6 +168,7 @@ class ExtractiveAnswerer:
         units: list[_Candidate] = []
         seen: set[str] = set()
         by_part = {h.chunk_id for h in part_hits}
+        shape = QuestionShape.of(question)
         hits = [*hits, *part_hits]
         for hit in hits:
             path = list(hit.payload.heading_path)
@@ -180,6 +184,11 @@ class ExtractiveAnswerer:
                 follow = _follow(hit.text, unit, extracted[at + 1] if at + 1 < len(extracted) else None)
                 text = _quoted(unit)
                 spans = [(unit.start, unit.end)]
+                block = _block(hit.text, unit) if unit.items else ""
+                if unit.code and not shape.wants_code and not _commentary(unit):
+                    # Code only for a question that asks for code: its lead-in says what the code does.
+                    text, block = unit.text[:-1].rstrip() + ".", ""
+                    spans = [(unit.start, hit.text.rfind(":", unit.start, unit.item_spans[0][0]) + 1)]
                 if unit.kind == "sentence" and previous is not None and _ANAPHOR.match(unit.text):
                     text = f"{previous.text} {text}"  # "It runs ..." needs the sentence that says what "it" is
                     spans.insert(0, (previous.start, previous.end))
@@ -192,10 +201,12 @@ class ExtractiveAnswerer:
                 if unit.kind == "item" and len(unit.text.split()) < _MIN_ITEM_WORDS:
                     continue  # "Isaac ROS Visual SLAM." informs only as part of its list
                 seen.add(key)
-                units.append(_Candidate(hit, unit, text, tuple(spans), heading_terms, section_terms, follow))
+                scaffold = is_scaffolding(unit.text, [hit.section_heading, *path[1:]])
+                lead = bool(shape.term) and not unit.items and defines(unit.text, shape.term)
+                units.append(_Candidate(hit, unit, text, tuple(spans), heading_terms, section_terms, follow,
+                                        block, scaffold, lead, _label(unit, hit)))
         if not units:
             return []
-        shape = QuestionShape.of(question)
         w = self.calibration.semantic_weight
         queries = [question, *shape.parts]
         cosines = self._cosines(queries, units)
@@ -216,7 +227,8 @@ class ExtractiveAnswerer:
             # A part's statement is judged like the whole question's: with its chunk's retrieval score.
             parts = tuple(v + _CHUNK_WEIGHT * cand.hit.score for v in values[1:])
             scored.append(Scored(cand.hit, cand.unit, cand.text, value, max(0.0, float(cosines[0, i])), overlap0,
-                                 cand.spans, terms, parts, frozenset(cand.section_terms), cand.follow))
+                                 cand.spans, terms, parts, frozenset(cand.section_terms), cand.follow,
+                                 cand.block, cand.scaffold, cand.defines, cand.label))
         scored.sort(key=lambda s: s.score, reverse=True)
         return scored
 
@@ -265,6 +277,10 @@ class _Candidate:
     heading_terms: set[str]
     section_terms: set[str]
     follow: Unit | None = None
+    block: str = ""
+    scaffold: bool = False
+    defines: bool = False
+    label: str = ""
 
 
 def _follow(text: str, unit: Unit, nxt: Unit | None) -> Unit | None:
@@ -274,7 +290,18 @@ def _follow(text: str, unit: Unit, nxt: Unit | None) -> Unit | None:
     return None if "\n\n" in text[unit.end:nxt.start] else nxt
 
 
+def _label(unit: Unit, hit: SearchHit) -> str:
+    """What an item is about, when its text does not say: the heading above it in the chunk, else its
+    section's heading (not the page title, which names the whole page). A table row already names
+    itself ("Size tiny (...)"). Shown with the item, not scored: the heading's words already count."""
+    label = "" if unit.kind != "item" else unit.label or (
+        hit.section_heading if hit.section_heading != hit.payload.doc_title else "")
+    label = _NUMBERING.sub("", label).rstrip(": ")  # "1.3 The Embodied Cognition Hypothesis"
+    return "" if set(tokenize(label)) <= set(tokenize(unit.text)) else label
+
+
 def _quoted(unit: Unit) -> str:
+    """The unit as it is scored (and quoted, but for an item's label): a lead-in carries its items."""
     if not unit.items:
         return unit.text
     items = [i.rstrip(".") for i in unit.items]
@@ -283,3 +310,21 @@ def _quoted(unit: Unit) -> str:
         return full
     heads = [re.split(r"\s+[—–-]\s+|:\s", i, maxsplit=1)[0] for i in items]
     return f"{unit.text} {'; '.join(heads)}."
+
+
+def _commentary(unit: Unit) -> bool:
+    """A code block of comments only ("# Traditional approach: 10-20 FPS on CPU") is prose set as code."""
+    return all(item.startswith(("#", "//")) for item in unit.items)
+
+
+def _block(text: str, unit: Unit) -> str:
+    """How a lead-in's items are shown: a code block fenced as in the book, with its indentation; a list
+    one item per line (Markdown: the widget renders it)."""
+    if not unit.code:
+        return "\n".join(f"- {item}" for item in unit.items)
+    first = text.rfind("\n", 0, unit.item_spans[0][0]) + 1
+    opener = text[:first].rstrip("\n").rsplit("\n", 1)[-1].strip()
+    fence = opener if opener.startswith(("```", "~~~")) else "```"
+    body = textwrap.dedent(text[first:unit.item_spans[-1][1]])
+    closing = re.match(r"`+|~+", fence)
+    return f"{fence}\n{body}\n{closing.group() if closing else '```'}"

@@ -48,6 +48,42 @@ _LIST_QUESTION = re.compile(
 
 
 
+# "What is X?", "What are Xs?", "What does X mean?", "Define X": X, unless X is a relation ("the
+# difference between", "the role of"), which no sentence of the form "X is ..." answers.
+_WHAT_IS = re.compile(r"^\s*(?:what\s+(?:is|are)\s+(?:an?\s+|the\s+)?(?P<x>[^?,]+?)|what\s+does\s+(?:an?\s+|the\s+)?"
+                      r"(?P<y>[^?,]+?)\s+mean|define\s+(?:an?\s+|the\s+)?(?P<z>[^?,]+?))\s*\??\s*$", re.IGNORECASE)
+_RELATION = re.compile(r"(?<!\S)(?:of|between|for|in|on|to|with|when|why|how|used|does|do|can)(?!\S)", re.IGNORECASE)
+_MAX_TERM_WORDS = 5
+# A definition: the term as the sentence's subject, then a defining verb.
+_DEFINING = re.compile(r"^(?P<subject>.{1,100}?)\s+(?:is|are|refers?\s+to|means|is\s+defined\s+as|"
+                       r"can\s+be\s+defined\s+as|describes|denotes|represents)\s", re.IGNORECASE)
+# The question asks for code or configuration, so a code block is part of the answer.
+_CODE_QUESTION = re.compile(r"\b(?:code|configur\w*|config|commands?|files?|script|syntax|snippet|"
+                            r"launch\s+files?|install\w*|set\s+up|setup)\b", re.IGNORECASE)
+
+
+def defined_term(question: str) -> str:
+    """The X of "What is X?" (a named thing, not a relation), else ''."""
+    m = _WHAT_IS.match(" ".join(question.split()))
+    if m is None:
+        return ""
+    term = next(g for g in m.group("x", "y", "z") if g)
+    if len(term.split()) > _MAX_TERM_WORDS or _RELATION.search(term) or not tokenize(term):
+        return ""
+    return term
+
+
+def defines(sentence: str, term: str) -> bool:
+    """Whether `sentence` defines `term`: the term (its head word, and at least half of its words) in
+    the subject before a defining verb ("Isaac Robot Operating System (ROS) is a collection ...")."""
+    m = _DEFINING.match(sentence)
+    wanted = tokenize(term)
+    if m is None or not wanted:
+        return False
+    subject = set(tokenize(m.group("subject")))
+    return wanted[-1] in subject and 2 * len(subject & set(wanted)) >= len(set(wanted))
+
+
 @dataclass(frozen=True, slots=True)
 class Unknown:
     """Question words the book never uses. `named` are the proper nouns, acronyms and versions among them."""
@@ -92,6 +128,8 @@ class QuestionShape:
 
     wants_list: bool
     parts: tuple[str, ...]
+    term: str = ""  # the X of "What is X?": the answer leads with the book's definition of X
+    wants_code: bool = False  # code blocks belong in the answer only then
 
     @classmethod
     def of(cls, question: str) -> QuestionShape:
@@ -106,4 +144,5 @@ class QuestionShape:
             clauses = [c for c in _CLAUSE_BREAK.split(q) if len(tokenize(c)) >= 1]
             if len(clauses) >= 2:
                 parts = clauses
-        return cls(wants_list=bool(_LIST_QUESTION.search(q)), parts=tuple(parts))
+        return cls(wants_list=bool(_LIST_QUESTION.search(q)), parts=tuple(parts), term=defined_term(q),
+                   wants_code=bool(_CODE_QUESTION.search(q)))

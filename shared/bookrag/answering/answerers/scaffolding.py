@@ -1,0 +1,37 @@
+"""Course scaffolding: the parts of a textbook that organise the reader's work rather than say what
+the book teaches (learning objectives, "in this chapter", schedules, lab steps and checklists, quiz
+items, assignments). Such a statement often shares every word of a question about its chapter's
+subject ("Demonstration of embodied cognition principles."), yet never answers it: it may join an
+answer, but not lead one, unless the question asks about the scaffolding itself."""
+
+from __future__ import annotations
+
+import re
+
+# A section whose heading names scaffolding. Not "checklist" or "verification": a safety appendix's
+# pre-operation checklist is what the book teaches.
+_HEADING = re.compile(
+    r"\b(?:learning\s+(?:objectives|outcomes|goals)|objectives|what\s+you(?:'ll|\s+will)\s+learn|"
+    r"in\s+this\s+(?:chapter|module|section|lab)|schedule|weekly|week\s*\d+|day\s*\d+|lab|labs|exercises?|"
+    r"quiz|quizzes|answer\s+key|assignments?|deliverables|grading|rubric|submission|self[-\s]check|review\s+questions)\b",
+    re.IGNORECASE)
+# A statement that opens like scaffolding.
+_STATEMENT = re.compile(
+    r"^(?:by\s+the\s+end\s+of\s+this|after\s+completing\s+this|upon\s+completion|in\s+this\s+(?:chapter|module|"
+    r"section|lab|lesson)|this\s+(?:chapter|module|lab|lesson)\s+(?:covers|introduces|will)|you\s+will\s+(?:learn|be\s+able)|"
+    r"students\s+will|learners\s+will|(?:day|week|step|task|exercise|part)\s*\d+\s*[:.)-]|verification\s*:|"
+    r"instructions\s*:|objectives?\s*:|deliverables?\s*:|demonstration\s+of\b|submit\b|[a-d]\)\s)", re.IGNORECASE)
+# A question about the scaffolding itself: then it may lead.
+_ASKS = re.compile(
+    r"\b(?:objectives?|outcomes|learn|schedule|week|day|lab|exercises?|instructions|verif\w*|checklist|quiz|"
+    r"assessment|assignments?|deliverables?|grad\w*|rubric|submi\w*|steps?|prerequisites|syllabus|course)\b",
+    re.IGNORECASE)
+
+
+def is_scaffolding(text: str, headings: tuple[str, ...] | list[str]) -> bool:
+    """Whether a statement (`text`, under `headings`: its section's heading path) is scaffolding."""
+    return bool(_STATEMENT.match(text)) or any(_HEADING.search(h) for h in headings if h)
+
+
+def asks_about_scaffolding(question: str) -> bool:
+    return bool(_ASKS.search(question))

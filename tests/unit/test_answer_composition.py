@@ -1,0 +1,144 @@
+"""Issue 24's composition shapes on small hand-made pages, through the real chunker and the extractive
+answerer (a retriever that does not embed: each unit takes its chunk's score, as with a remote embedder).
+
+Each test fails on the answerer before issue 24: an item quoted without its label, a lab checklist
+leading an answer about the chapter's subject, a vague opening before the book's definition, and a code
+block flattened into a sentence."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from types import SimpleNamespace
+
+from bookrag.answering.answerers.extractive import ExtractiveAnswerer
+from bookrag.domain.deadline import Deadline
+from bookrag.domain.models import ChunkPayload, SearchHit
+from bookrag.ingestion.chunker import chunk_document, parse_document
+
+
+def hits_of(markdown: str, path: str = "doc.md", score: float = 0.6, step: float = 0.0) -> list[SearchHit]:
+    doc = parse_document(markdown, path)
+    out = []
+    for i, chunk in enumerate(chunk_document(doc)):
+        payload = ChunkPayload.from_dict({
+            "chunk_id": f"{path}-{i}", "content_text": chunk.text, "source_file": path,
+            "section_heading": chunk.section_heading, "heading_path": chunk.heading_path,
+            "doc_title": doc.title, "chunk_index": i})
+        out.append(SearchHit(chunk_id=f"{path}-{i}", score=score - step * i, rank_score=score - step * i,
+                             payload=payload))
+    return out
+
+
+def answer(question: str, hits: list[SearchHit]) -> str:
+    retriever = SimpleNamespace(settings=SimpleNamespace(resolved_embedding_provider="local"),
+                                embeds_locally=False, uses_term=lambda term: True)
+    draft = ExtractiveAnswerer(retriever).answer(question, hits, lambda q: [], Deadline(30))  # type: ignore[arg-type]
+    assert not draft.refused
+    return draft.text
+
+
+ENGINES = """# Physics engines
+
+Gazebo can run several physics engines, each with its own strengths.
+
+#### Simbody
+
+- **Pros**: Highly accurate, good for biomechanical simulation
+- **Cons**: Complex setup, slower for simple scenarios
+
+#### Bullet
+
+- **Pros**: Fast and robust for games and simple robots
+- **Cons**: Less accurate contact dynamics for precise work
+"""
+
+CHAPTER = """# Chapter 3: Embodied Cognition
+
+## Learning Objectives
+
+By the end of this chapter, you will be able to:
+- Explain what embodied cognition is and why it matters for robots
+- Describe how the body shapes the cognitive processes of a robot
+
+## 3.1 Embodied Cognition
+
+Many researchers have studied how robots think for several decades now.
+Embodied cognition is the view that cognitive processes are shaped by the body's interactions with the environment.
+It contrasts with classical cognitive science, which treats thinking as symbol manipulation.
+
+## Lab: Embodied Cognition Demo
+
+Demonstration of embodied cognition principles in a simple robot.
+Verification: All components of the embodied cognition demo work together effectively.
+"""
+
+WORLD = """# Gazebo setup
+
+## Physics configuration
+
+Gazebo reads its physics settings from the world file, which sets the time step and the solver:
+
+```xml
+<physics type="dart">
+  <max_step_size>0.001</max_step_size>
+  <real_time_factor>1.0</real_time_factor>
+</physics>
+```
+
+A smaller time step makes the physics simulation more accurate but slower to run.
+"""
+
+
+def test_an_item_names_the_heading_it_belongs_to() -> None:
+    text = answer("Which physics engine is the most accurate?", hits_of(ENGINES))
+
+    assert "Simbody — Pros: Highly accurate" in text
+    assert "Pros: Highly accurate" not in text.replace("Simbody — Pros: Highly accurate", "")
+
+
+def test_scaffolding_does_not_lead() -> None:
+    # The lab's checklist shares every word of the question and its chunk ranks first.
+    hits = [replace(h, score=0.7, rank_score=0.7) if "Lab" in h.section_heading else h
+            for h in hits_of(CHAPTER, "ch3.md")]
+    text = answer("How do embodied cognition principles work together in a robot?", hits)
+
+    assert text.startswith(("Many researchers", "Embodied cognition is the view")), text
+    assert not answer("What does the embodied cognition lab verify?", hits).startswith("Embodied cognition is")
+
+
+def test_what_is_x_leads_with_the_definition() -> None:
+    text = answer("What is embodied cognition?", hits_of(CHAPTER, "ch3.md"))
+
+    assert text.startswith("Embodied cognition is the view that cognitive processes are shaped by the body")
+
+
+def test_code_stays_out_of_prose_unless_asked_for() -> None:
+    told = answer("What time step does the Gazebo physics simulation use?", hits_of(WORLD, "gz.md"))
+    asked = answer("How do I configure the physics time step in the Gazebo world file?", hits_of(WORLD, "gz.md"))
+
+    assert "<physics" not in told and "max_step_size" not in told
+    assert "time step and the solver. [S1]" in told
+    # Asked for configuration: the block as the book writes it, fenced, never inline in a sentence.
+    assert "[S1]\n\n```xml\n<physics type=\"dart\">\n  <max_step_size>0.001</max_step_size>\n" in asked
+    assert "\n```\n\nA smaller time step" in asked
+    assert "solver: <physics" not in asked
+
+
+PACKAGES = """# Isaac ROS
+
+## Packages
+
+Isaac ROS includes several specialized packages for perception:
+
+- **Isaac ROS Apriltag**: GPU-accelerated AprilTag detection and pose estimation
+- **Isaac ROS Visual SLAM**: GPU-accelerated visual localization and mapping
+- **Isaac ROS DNN Inference**: TensorRT-accelerated deep learning inference
+"""
+
+
+def test_a_list_quoted_whole_stays_a_list() -> None:
+    text = answer("Which packages does Isaac ROS include?", hits_of(PACKAGES, "ros.md"))
+
+    assert text.startswith("Isaac ROS includes several specialized packages for perception: [S1]\n\n"
+                           "- Isaac ROS Apriltag: GPU-accelerated AprilTag detection and pose estimation.\n"
+                           "- Isaac ROS Visual SLAM: ")
