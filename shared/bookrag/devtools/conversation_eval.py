@@ -1,6 +1,8 @@
 """The conversation and selection sets (eval/README.md): retrieval of follow-ups and answers of last turns.
 
-Follow-ups (every turn after the first): hit@5 of the service's default search (`SearchOptions(top_k=5)`)
+A turn may carry a selection (`selected_text`, `source_file`): it is asked with its passage, and
+answered (last turn) but not searched alone. Follow-ups (every other turn after the first): hit@5 of
+the service's default search (`SearchOptions(top_k=5)`)
 for the follow-up as written (`without`), for the standalone question the configured rewriter makes
 from the earlier turns (`with_history`; the earlier answers are the agent's own), and for the
 question written out in full (`full`). The last turn of each conversation is answered by the agent
@@ -34,6 +36,8 @@ class ConvTurn:
     full_question: str
     gold_files: tuple[str, ...]
     answer_keywords: tuple[str, ...]
+    selected_text: str = ""
+    source_file: str | None = None
 
     def as_question(self) -> Question:
         return Question(self.full_question, self.gold_files, self.answer_keywords, "factual")
@@ -62,7 +66,8 @@ def load_conversations(path: Path) -> list[ConvCase]:
     try:
         return [ConvCase(str(raw["id"]), str(raw.get("pattern", "")), tuple(
             ConvTurn(t["question"], t.get("full_question") or t["question"], tuple(t["gold_files"]),
-                     tuple(k.lower() for k in t["answer_keywords"])) for t in raw["turns"]))
+                     tuple(k.lower() for k in t["answer_keywords"]), t.get("selected_text", ""),
+                     t.get("source_file")) for t in raw["turns"]))
             for raw in _lines(path)]
     except (KeyError, TypeError) as exc:
         raise InvalidInputError(f"{path.name}: not a conversation set ({type(exc).__name__})",
@@ -86,7 +91,7 @@ def _summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def run_conversations(agent: BookRAGAgent, cases: list[ConvCase]) -> dict[str, Any]:
-    from bookrag.domain.conversation import Conversation, Turn
+    from bookrag.domain.conversation import Conversation, Selection, Turn
     from bookrag.domain.deadline import Deadline
     from bookrag.retrieval.retriever import SearchOptions
 
@@ -100,9 +105,10 @@ def run_conversations(agent: BookRAGAgent, cases: list[ConvCase]) -> dict[str, A
         history: list[Turn] = []
         for n, turn in enumerate(case.turns):
             q = turn.as_question()
-            conversation = Conversation(history=tuple(history)) if history else None
+            selection = Selection(turn.selected_text, source_file=turn.source_file) if turn.selected_text else None
+            conversation = Conversation(tuple(history), selection) if history or selection else None
             response = agent.run(turn.question, conversation)
-            if n:
+            if n and selection is None:  # a selection's question is searched with its passage, not alone
                 standalone = agent.rewriter.standalone(turn.question, history, Deadline(20.0))
                 follow_ups.append({"id": case.id, "turn": n + 1, "pattern": case.pattern, "question": turn.question,
                                    "standalone": standalone, "full": turn.full_question,
@@ -111,7 +117,8 @@ def run_conversations(agent: BookRAGAgent, cases: list[ConvCase]) -> dict[str, A
                                              "full": hit_at(files(turn.full_question), q)}})
             if n == len(case.turns) - 1:
                 last_with.append({**_answer_metrics(response, q), "id": case.id, "answer": response.answer})
-                last_full.append(_answer_metrics(agent.run(turn.full_question), q))
+                full = Conversation(selection=selection) if selection else None
+                last_full.append(_answer_metrics(agent.run(turn.full_question, full), q))
             history.append(Turn(turn.question, response.answer, response.standalone_question or turn.question))
     hit5 = {name: round(statistics.fmean(f["hit@5"][name] for f in follow_ups), 4)
             for name in ("with_history", "without", "full")}
