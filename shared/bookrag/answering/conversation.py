@@ -13,7 +13,7 @@ a follow-up becomes a standalone question:
 - with an LLM answerer, one short call to the same model (`answering.rewriters`).
 When the earlier question asked the book to pick something ("Which physics engine is the most
 accurate?"), a singular pronoun means what the answer picked ("its downsides" -> "DART's downsides";
-`answer_focus`). A refused turn is skipped (`answered`): it never makes the next question refused. A
+`answer_focus`). A refused turn is skipped when an answered one has a subject (`answered`). A
 question about a selection uses the earlier turns only when it refers back to them (`about_selection`).
 """
 
@@ -310,9 +310,12 @@ def _is_refusal(answer: str) -> bool:
 
 
 def answered(history: Sequence[Turn]) -> tuple[Turn, ...]:
-    """The turns the book answered: a refused turn's question is not the conversation's subject (the
-    reader asked something else next), so it never makes the next question refused too."""
-    return tuple(turn for turn in history if not _is_refusal(turn.answer))
+    """The turns to resolve against: those the book answered, so that a refused turn ("What is the capital
+    of France?") never makes the next question refused too. When none of them has a subject, all turns:
+    a question refused by mistake is then still the only subject there is ("How is the capstone project
+    organised?" refused, "How many weeks does it last?")."""
+    kept = tuple(turn for turn in history if not _is_refusal(turn.answer))
+    return kept if _earlier_subject(kept)[0] else tuple(history)
 
 
 # "How does this relate to what you said before?": a question about a selection that brings in the

@@ -82,8 +82,6 @@ class LLMRewriter:
         self._timeout_s = min(REWRITE_TIMEOUT_S, timeout_s)
 
     def standalone(self, question: str, history: Sequence[Turn], deadline: Deadline) -> str:
-        if not answered(history):  # nothing to resolve against: no call
-            return question
         try:
             timeout = deadline.timeout(self._timeout_s, minimum=1.0)
             request = ChatRequest(rewrite_messages(question, answered(history)), max_tokens=REWRITE_MAX_TOKENS,
