@@ -39,7 +39,7 @@ def test_a_follow_up_s_pronoun_is_the_entity_the_previous_answer_picked(ask: Any
 
     follow_up = ask("Which Gazebo is it available in?", (picked,))
 
-    assert follow_up.standalone_question == "Which Gazebo is Simbody available in?"
+    assert follow_up.standalone_question == "Which Gazebo is Simbody physics engine available in?"
     assert not follow_up.is_refusal and "Simbody" in follow_up.answer and "Gazebo Classic" in follow_up.answer
     # a client that sends only its questions: the answer is unknown, the earlier subject is used as before
     unanswered = ask("Which Gazebo is it available in?", (Turn(picked.question),))

@@ -154,9 +154,9 @@ ENGINES = ("Gazebo delegates to a pluggable physics engine [1]. ODE (Open Dynami
 
 
 @pytest.mark.parametrize(("follow_up", "standalone"), [
-    ("What are its downsides?", "What are DART's downsides?"),
-    ("What are the downsides?", "What are the downsides (DART)?"),
-    ("Is this engine deterministic?", "Is this engine deterministic (DART)?"),
+    ("What are its downsides?", "What are DART physics engine's downsides?"),
+    ("What are the downsides?", "What are the downsides (DART physics engine)?"),
+    ("Is this engine deterministic?", "Is this engine deterministic (DART physics engine)?"),
     ("Which one is faster?", "Which physics engine is faster?"),  # "one" is the kind, not the pick
     ("What are their downsides?", "What are physics engine's downsides?"),
 ])

@@ -195,7 +195,8 @@ def answer_focus(question: str, answer: str) -> str:
     """The entity `answer` picked when `question` asked the book to pick one ("Which physics engine is the
     most accurate?" -> "DART"), else "". Only when the kind asked for is generic and singular: "Which
     Unity release ..." stays about Unity, "Which engines ..." gets a list. The answer's item that holds
-    most of the question's other words gives it: its label ("DART (Dynamic ...): ...") or first name."""
+    most of the question's other words gives it: its label ("DART (Dynamic ...): ...") or first name,
+    followed by the kind ("DART physics engine")."""
     if not answer or not _PICKING.match(question) or _is_refusal(answer):
         return ""
     toks = _tokens(question)
@@ -223,7 +224,8 @@ def answer_focus(question: str, answer: str) -> str:
         name = next((n for n in names if n.lower() not in asked and not _is_function_word(n.lower())), "")
         if name:
             best, best_score = name, score
-    return best
+    named_kind = question[kind[0].start:kind[-1].end]  # "Bullet physics engine": the kind keeps it findable
+    return f"{best} {named_kind}" if best and not best.lower().endswith(kind[-1].low) else best
 
 
 def _ends(question: str) -> str:
