@@ -170,6 +170,7 @@ def test_a_follow_up_refers_to_the_entity_the_earlier_answer_picked(follow_up: s
     Turn("Which physics engine is the most accurate?"),  # a client's history without answers
     Turn("Which Gazebo physics engine is the most accurate?", ENGINES),  # its subject has a name of its own
     Turn("How does a physics engine work?", ENGINES),  # not a question that asks the book to pick
+    Turn("What platform is Isaac Sim built on?", "Built on NVIDIA's Omniverse platform [1]."),  # a named subject
     Turn("Which physics engine is the most accurate?", "This question is not answered in the book."),
 ])
 def test_without_a_picked_entity_the_earlier_subject_is_used(turn: Turn) -> None:

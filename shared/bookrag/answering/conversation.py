@@ -196,7 +196,8 @@ def answer_focus(question: str, answer: str) -> str:
     most accurate?" -> "DART"), else "". Only when the kind asked for is generic and singular: "Which
     Unity release ..." stays about Unity, "Which engines ..." gets a list. The answer's item that holds
     most of the question's other words gives it: its label ("DART (Dynamic ...): ...") or first name,
-    followed by the kind ("DART physics engine")."""
+    followed by the kind ("DART physics engine"). A question whose subject has a name keeps it as the
+    referent."""
     if not answer or not _PICKING.match(question) or _is_refusal(answer):
         return ""
     toks = _tokens(question)
@@ -209,6 +210,10 @@ def answer_focus(question: str, answer: str) -> str:
     if not kind or any(_named(t, False) for t in kind) or (kind[-1].low.endswith("s") and len(kind[-1].low) > 3
                                                              and not kind[-1].low.endswith("ss")):
         return ""
+    subject = subject_of(question)
+    at = question.find(subject)
+    if any(_named(t, i == 0) for i, t in enumerate(toks) if at <= t.start < at + len(subject)):
+        return ""  # "What platform is Isaac Sim built on?": "it" next is still Isaac Sim
     asked = {t.low for t in toks}
     taken = {_stem(t.low) for t in kind}
     wanted = {_stem(t.low) for t in _own_content(toks) if _stem(t.low) not in taken}
