@@ -14,7 +14,7 @@ import pytest
 
 from bookrag.adapters.llm import PROVIDERS, Provider, SharedClients
 from bookrag.adapters.llm.port import ChatReply, ChatRequest
-from bookrag.answering.conversation import REWRITE_MAX_TOKENS
+from bookrag.answering.rewriters import REWRITE_MAX_TOKENS
 from bookrag.config.llm import EXTRACTIVE, LLMKey, llm_providers
 from bookrag.config.settings import Settings, load_settings
 from bookrag.domain.conversation import Conversation, Turn

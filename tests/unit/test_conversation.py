@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bookrag.answering.conversation import clean_rewrite, resolve_follow_up, resolve_history, subject_of
+from bookrag.answering.conversation import resolve_follow_up, resolve_history, subject_of
+from bookrag.answering.rewriters import clean_rewrite
 from bookrag.answering.selection import coverage
 from bookrag.domain.conversation import Turn
 from bookrag.domain.query import CONVERSATION
@@ -145,3 +146,44 @@ def test_python_callers_get_the_same_codes_as_http(fields: dict[str, object], co
         parse_request(query="What is it?", **fields)
 
     assert caught.value.code == code and caught.value.details == {"field": field}
+
+
+ENGINES = ("Gazebo delegates to a pluggable physics engine [1]. ODE (Open Dynamics Engine) — fast and robust for "
+           "wheeled robots; Bullet — good collision detection; DART (Dynamic Animation and Robotics Toolkit) — "
+           "the default in the new Gazebo; accurate for articulated bodies with many joints [1].")
+
+
+@pytest.mark.parametrize(("follow_up", "standalone"), [
+    ("What are its downsides?", "What are DART physics engine's downsides?"),
+    ("What are the downsides?", "What are the downsides (DART physics engine)?"),
+    ("Is this engine deterministic?", "Is this engine deterministic (DART physics engine)?"),
+    ("Which one is faster?", "Which physics engine is faster?"),  # "one" is the kind, not the pick
+    ("What are their downsides?", "What are physics engine's downsides?"),
+])
+def test_a_follow_up_refers_to_the_entity_the_earlier_answer_picked(follow_up: str, standalone: str) -> None:
+    turns = [Turn("Which physics engine is the most accurate?", ENGINES)]
+
+    assert resolve_follow_up(follow_up, turns) == standalone
+
+
+@pytest.mark.parametrize("turn", [
+    Turn("Which physics engine is the most accurate?"),  # a client's history without answers
+    Turn("Which Gazebo physics engine is the most accurate?", ENGINES),  # its subject has a name of its own
+    Turn("How does a physics engine work?", ENGINES),  # not a question that asks the book to pick
+    Turn("What platform is Isaac Sim built on?", "Built on NVIDIA's Omniverse platform [1]."),  # a named subject
+    Turn("Which physics engine is the most accurate?", "This question is not answered in the book."),
+])
+def test_without_a_picked_entity_the_earlier_subject_is_used(turn: Turn) -> None:
+    resolved = resolve_follow_up("What are its downsides?", [turn])
+
+    assert resolved == f"What are {subject_of(turn.question)}'s downsides?"
+
+
+def test_a_refused_turn_is_not_the_conversation_s_subject() -> None:
+    turns = [Turn("How do I install ROS 2 Humble?", "With apt [1]."),
+             Turn("What is the capital of France?", "This question is not answered in the book.")]
+
+    assert resolve_follow_up("Which Ubuntu does it need?", turns) == "Which Ubuntu does ROS 2 Humble need?"
+    assert resolve_follow_up("Why?", turns) == "Why (How do I install ROS 2 Humble)?"
+    # a question refused by mistake is still the subject when no answered turn has one
+    assert resolve_follow_up("How long does it last?", turns[1:]) == "How long does capital of France last?"

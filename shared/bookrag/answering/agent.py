@@ -57,9 +57,10 @@ from bookrag.answering.answerers.grounding import ground
 from bookrag.answering.answerers.spans import quotes_for
 from bookrag.answering.citations import Ledger, verify_citations
 from bookrag.answering.context import book_context
-from bookrag.answering.conversation import OfflineRewriter, Rewriter
+from bookrag.answering.conversation import about_selection
 from bookrag.answering.deobfuscation import readings
 from bookrag.answering.gate import vouched
+from bookrag.answering.rewriters import OfflineRewriter, Rewriter
 from bookrag.answering.selection import match_selection, selection_hits, with_selection
 from bookrag.contracts.agent import MESSAGES, REFUSAL, Response, Source
 from bookrag.domain.conversation import Conversation
@@ -262,13 +263,18 @@ class BookRAGAgent:
     def _converse(self, question: str, conversation: Conversation, deadline: Deadline, ledger: Ledger,
                   retrieve: Callable[[str], list[SearchHit]]
                   ) -> tuple[str, str, list[SearchHit], dict[str, object]]:
-        """(standalone question, question as put to the answerer, hits, the response's conversation fields)."""
+        """(standalone question, question as put to the answerer, hits, the response's conversation fields).
+
+        With a selection, the question is about the passage: the earlier turns count only when it refers
+        back to them ("... what you said before?"; `about_selection`)."""
         standalone = question
-        if conversation.history:
+        selection = conversation.selection
+        if conversation.history and selection is not None:
+            standalone = about_selection(question, conversation.history)
+        elif conversation.history:
             standalone = self.rewriter.standalone(question, conversation.history, deadline)
             if standalone != question and self.leaks(standalone):  # it is returned to the caller
                 standalone = OfflineRewriter().standalone(question, conversation.history, deadline)
-        selection = conversation.selection
         in_book: bool | None = None
         asked = standalone
         if selection is None:

@@ -1,6 +1,8 @@
 """The conversation and selection sets (eval/README.md): retrieval of follow-ups and answers of last turns.
 
-Follow-ups (every turn after the first): hit@5 of the service's default search (`SearchOptions(top_k=5)`)
+A turn may carry a selection (`selected_text`, `source_file`): it is asked with its passage, and
+answered (last turn) but not searched alone. Follow-ups (every other turn after the first): hit@5 of
+the service's default search (`SearchOptions(top_k=5)`)
 for the follow-up as written (`without`), for the standalone question the configured rewriter makes
 from the earlier turns (`with_history`; the earlier answers are the agent's own), and for the
 question written out in full (`full`). The last turn of each conversation is answered by the agent
@@ -133,7 +135,7 @@ def run_conversations(agent: BookRAGAgent, cases: list[ConvCase], book: Book | N
             conversation = Conversation(history=tuple(history), selection=turn.selection) \
                 if history or turn.selection else None
             response = agent.run(turn.question, conversation)
-            if n:
+            if n and turn.selection is None:  # a selection's question is searched with its passage, not alone
                 standalone = agent.rewriter.standalone(turn.question, history, Deadline(20.0))
                 follow_ups.append({"id": case.id, "turn": n + 1, "pattern": case.pattern, "question": turn.question,
                                    "standalone": standalone, "full": turn.full_question,
@@ -145,7 +147,8 @@ def run_conversations(agent: BookRAGAgent, cases: list[ConvCase], book: Book | N
                                   "question": turn.question, "answer": response.answer,
                                   "selection_in_book": response.selection_in_book,
                                   **_reader_checks(book, turn, response)})
-                last_full.append(_answer_metrics(agent.run(turn.full_question), q))
+                full = Conversation(selection=turn.selection) if turn.selection else None
+                last_full.append(_answer_metrics(agent.run(turn.full_question, full), q))
             history.append(Turn(turn.question, response.answer, response.standalone_question or turn.question))
     hit5 = {name: round(statistics.fmean(f["hit@5"][name] for f in follow_ups), 4)
             for name in ("with_history", "without", "full")}

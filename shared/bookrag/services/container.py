@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from bookrag.adapters.store.port import BookStore, VersionedCollections
     from bookrag.answering.agent import BookRAGAgent
     from bookrag.answering.answerers.base import Answerer
-    from bookrag.answering.conversation import Rewriter
+    from bookrag.answering.rewriters import Rewriter
     from bookrag.auth.guard import Guard
     from bookrag.domain.conversation import SessionStore
     from bookrag.retrieval.rerank import RelevanceModel
@@ -217,7 +217,7 @@ class Container(AuthContainer):
     @_network(_calls_a_model)
     def rewriter(self) -> Rewriter:
         """Resolves follow-ups: the answerer's model, or the offline rewrite."""
-        from bookrag.answering.conversation import build_rewriter
+        from bookrag.answering.rewriters import build_rewriter
 
         return build_rewriter(self.settings, self.chat_model)
 
