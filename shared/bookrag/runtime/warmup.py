@@ -33,8 +33,11 @@ def http_event(method: str, path: str) -> dict[str, Any]:
 
 def uses_cohere(settings: Settings, kind: FunctionKind) -> bool:
     """Whether this function calls Cohere on a request: to embed a query, to rerank, or to answer."""
+    from bookrag.adapters.llm import PROVIDERS  # the registry's table only: no SDK
+
+    provider = PROVIDERS.get(settings.resolved_llm_provider)
     return (settings.resolved_embedding_provider == "cohere" or settings.cohere_rerank_model is not None
-            or (kind == "agent" and settings.resolved_llm_provider == "cohere"))
+            or (kind == "agent" and provider is not None and provider.shares_cohere))
 
 
 def warm(kind: FunctionKind) -> dict[str, Any]:

@@ -35,6 +35,7 @@ class Provider:
     module: str  # dotted path of the module whose `build` makes the model
     model: str  # the model called unless LLM_MODEL names another
     base_url: str | None = None  # the endpoint unless <NAME>_BASE_URL names another
+    shares_cohere: bool = False  # calls through the container's one Cohere client (a warm-up loads its SDK)
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,7 +46,7 @@ class SharedClients:
 
 
 PROVIDERS: dict[str, Provider] = {
-    "cohere": Provider(f"{__name__}.cohere", model="command-r-plus-08-2024"),
+    "cohere": Provider(f"{__name__}.cohere", model="command-r-plus-08-2024", shares_cohere=True),
     "gemini": Provider(f"{__name__}.openai_compat", model="gemini-2.0-flash",
                        base_url="https://generativelanguage.googleapis.com/v1beta/openai"),
     "openai": Provider(f"{__name__}.openai_compat", model="gpt-4o-mini", base_url="https://api.openai.com/v1"),
