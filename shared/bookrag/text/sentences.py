@@ -1,7 +1,7 @@
 """Chunk text -> answerable units: prose sentences, list items, table rows read as sentences.
 
 Headings, admonition labels, table separators and heading-like lines are skipped, and so are code
-blocks, except a short one (at most 6 lines) that a sentence ending in ':' introduces: its lines are
+blocks, except a short one (at most 20 lines) that a sentence ending in ':' introduces: its lines are
 carried by that sentence like list items ("It must be initialised once per machine: sudo rosdep
 init; rosdep update"). An extractive answer quotes the book's statements, not its formatting.
 
@@ -33,7 +33,7 @@ _OPTIONS = re.compile(r"(?:^|\s)[a-dA-D]\)\s.*\s[a-dA-D]\)\s")
 TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
 TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
 _RULE = re.compile(r"^\s*([-*_])(\s*\1){2,}\s*$")
-_MAX_CODE_LINES = 6
+_MAX_CODE_LINES = 20  # a configuration or install block a lead-in introduces; longer is a program listing
 _MAX_CODE_CHARS = 100
 _TERMINAL = re.compile(r"[.!?:;)\]`*\"']$")
 # A definition line: a paragraph that opens with a bold term and a colon or dash ("**Depth Maps**:
@@ -255,9 +255,10 @@ def extract_units(text: str, headings: set[str] | None = None) -> list[Unit]:
             continue
         mapped = block if kind == "row" else _clean_mapped(block)
         cleaned = mapped.s if kind != "row" else " ".join(block.s.split())
-        if kind == "paragraph" and cleaned and _is_heading_like(cleaned, known):
+        heading_like = kind == "paragraph" and bool(cleaned) and _is_heading_like(cleaned, known)
+        if heading_like:
             label = cleaned.rstrip(":")  # "Simbody", however short, names the items under it
-        if not cleaned or len(cleaned) < 12 or _OPTIONS.search(cleaned):
+        if not cleaned or (len(cleaned) < 12 and not heading_like) or _OPTIONS.search(cleaned):
             continue
         start, end = _widen(text, *mapped.span())
         if kind == "row":

@@ -3,7 +3,10 @@
 1. It refuses (`weak_evidence`) when the best evidence it found, the best unit's score (which
    already includes the chunk's retrieval score and heading match), is below `min_best`.
 2. Otherwise it leads with the section that answers best as a whole (its best unit plus half its
-   second best), takes that section's best unit, the list in that section when a list is asked
+   second best), among the sections whose best unit is within `_LEAD_MARGIN` of the best of all (a
+   list of middling bullets does not outvote the sentence that answers), takes that section's best
+   unit (with the sentence after it when that one continues it: "It's the point where ..."), the
+   list in that section when a list is asked
    for (a list and its definition are the whole answer to a list question), when the lead is a
    page's introduction the best unit of each section of that page whose own heading shares the
    question's words (at `_INTRO_RATIO` of the lead), the best unit for each part of a
@@ -61,6 +64,8 @@ _SECOND_WEIGHT = 0.5  # a section's second-best unit, in the section's score
 _INTRO_RATIO = 0.75  # a titled section of the page joins the page's introduction from this share of its score
 _SCAFFOLD_PENALTY = 0.15  # course scaffolding (objectives, schedules, lab steps) below what the book teaches
 _DEFINITION_RATIO = 0.7  # "What is X?": the book's definition of X leads from this share of the best score
+_LEAD_MARGIN = 0.1  # a section leads only if its best statement is this close to the best of all
+_FULLER_MARGIN = 0.05  # a statement with the sentence that continues it, taken at this cost
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,13 +119,16 @@ def choose(scored: list[Scored], question: str, cal: Calibration) -> list[Scored
         leaders = taught if taught and taught[0].score >= cal.min_keep else scored
     # The answer leads with the section that answers best as a whole (its best unit plus half its
     # second best), not with a stray sentence elsewhere that happens to share the question's words.
+    # Only sections whose best statement is close to the best one compete: three middling bullets
+    # must not outvote the sentence that answers ("The reality gap refers to ...").
     tops: dict[tuple[str, str], list[float]] = {}
     for s in leaders:
         top = tops.setdefault(_section(s), [])
-        if len(top) < 2:
+        if len(top) < 2 and (top or s.score >= leaders[0].score - _LEAD_MARGIN):
             top.append(s.score)
-    lead = max(tops, key=lambda k: tops[k][0] + _SECOND_WEIGHT * (tops[k][1] if len(tops[k]) > 1 else 0.0))
-    best = next(s for s in leaders if _section(s) == lead)
+    lead = max((k for k in tops if tops[k]),
+               key=lambda k: tops[k][0] + _SECOND_WEIGHT * (tops[k][1] if len(tops[k]) > 1 else 0.0))
+    best = _fuller(next(s for s in leaders if _section(s) == lead), leaders)
     definition = _definition(scored, shape.term, cal)
     if definition is not None:
         best = definition
@@ -172,6 +180,19 @@ def choose(scored: list[Scored], question: str, cal: Calibration) -> list[Scored
     return chosen
 
 
+def _fuller(best: Scored, scored: list[Scored]) -> Scored:
+    """`best` with the sentence after it when that sentence continues it ("The ZMP is a critical concept."
+    + "It's the point on the ground where ..."): the extractor scores both forms; the bare one often wins
+    by a hair, and says nothing."""
+    for s in scored:
+        if s.score < best.score - _FULLER_MARGIN:
+            break
+        if s is not best and s.hit.chunk_id == best.hit.chunk_id and s.text.startswith(best.text) \
+                and len(s.text) > len(best.text):
+            return replace(s, defines=best.defines or s.defines)
+    return best
+
+
 def _definition(scored: list[Scored], term: str, cal: Calibration) -> Scored | None:
     """The book's definition of `term` to lead a "What is X?" answer: from a section whose heading names
     X when there is one, else the best-scoring one; none below `_DEFINITION_RATIO` of the best."""
@@ -182,7 +203,7 @@ def _definition(scored: list[Scored], term: str, cal: Calibration) -> Scored | N
     if not found:
         return None
     named = set(tokenize(term))
-    return max(found, key=lambda s: (named <= s.section_terms, s.score))
+    return _fuller(max(found, key=lambda s: (named <= s.section_terms, s.score)), scored)
 
 
 def compose(chosen: list[Scored], hits: list[SearchHit]) -> Draft:

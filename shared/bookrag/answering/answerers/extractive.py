@@ -12,7 +12,8 @@ How it decides (deterministic, no network beyond the configured embedder and sto
    between A and B", "compare A with B", "A vs B", "What is X, and what Y?", two questions).
 3. Each unit is scored against the question:
    `score = w * cosine(question, unit) + (1 - w) * overlap + 0.15 * heading + 0.5 * chunk_cosine
-   (+ 0.05 for a lead-in with its list when a list is asked for)`, where the cosine comes from the
+   (+ 0.2 when the question names every word of the heading the unit sits under: "Materials",
+   "During Development"; + 0.05 for a lead-in with its list when a list is asked for)`, where the cosine comes from the
    local embedder (one batched `embed_documents` call per question), `overlap` is the share of the
    question's stemmed content words (`bookrag.text.bm25.tokenize`) found in the unit or its headings,
    `heading` the share found in its own section heading, and `chunk_cosine` the retrieval's score
@@ -64,6 +65,7 @@ _MIN_ITEM_WORDS = 5
 _MAX_TERM_LOOKUPS = 8
 _CHUNK_WEIGHT = 0.5  # times the chunk's retrieval cosine, added to each of its units' scores
 _HEADING_BONUS = 0.15  # share of the question's words in the unit's section heading, weighted
+_NAMED_HEADING_BONUS = 0.2  # the question names every word of the unit's own section heading
 _LIST_BONUS = 0.05  # a lead-in with its list, for a question that asks for a list
 _MIN_PART_TERMS = 3  # a clause with fewer content words is not searched on its own
 _PART_TOP_K = 3  # chunks kept per searched clause
@@ -201,7 +203,9 @@ class ExtractiveAnswerer:
                 if unit.kind == "item" and len(unit.text.split()) < _MIN_ITEM_WORDS:
                     continue  # "Isaac ROS Visual SLAM." informs only as part of its list
                 seen.add(key)
-                scaffold = is_scaffolding(unit.text, [hit.section_heading, *path[1:]])
+                # The heading over a unit inside the chunk counts too ("Assessment Criteria" over its bullets).
+                scaffold = is_scaffolding(unit.text, [hit.section_heading, *path[1:], unit.label,
+                                                      unit.text if _heading_lead_in(unit) else ""])
                 lead = bool(shape.term) and not unit.items and defines(unit.text, shape.term)
                 units.append(_Candidate(hit, unit, text, tuple(spans), heading_terms, section_terms, follow,
                                         block, scaffold, lead, _label(unit, hit)))
@@ -214,11 +218,17 @@ class ExtractiveAnswerer:
         scored = []
         for i, cand in enumerate(units):
             terms = set(tokenize(cand.text)) | cand.heading_terms
+            own = _own_heading(cand.hit, cand.unit)
             values: list[float] = []
             for k, words in enumerate(wanted):
                 overlap = len(words & terms) / len(words) if words else 0.0
                 heading = len(words & cand.section_terms) / len(words) if words else 0.0
-                values.append(w * max(0.0, float(cosines[k, i])) + (1 - w) * overlap + _HEADING_BONUS * heading)
+                # A short section whose own heading the question names ("Materials", "During Development")
+                # is about what is asked, though its bullets embed weakly.
+                # Every word of it: a heading that merely shares "humanoid" with the question says nothing.
+                named = bool(own) and own <= words
+                values.append(w * max(0.0, float(cosines[k, i])) + (1 - w) * overlap + _HEADING_BONUS * heading
+                              + _NAMED_HEADING_BONUS * named)
             # The retrieval's own judgement of the chunk: the right section is usually ranked first.
             value = values[0] + (0.0 if cand.hit.chunk_id in by_part else _CHUNK_WEIGHT * cand.hit.score)
             if shape.wants_list and cand.unit.items:
@@ -281,6 +291,20 @@ class _Candidate:
     scaffold: bool = False
     defines: bool = False
     label: str = ""
+
+
+def _own_heading(hit: SearchHit, unit: Unit) -> set[str]:
+    """The words of the heading a unit sits under, without its numbering: the heading over it inside the
+    chunk, else its section's (not the page title, which every question about the page names)."""
+    heading = unit.label or (unit.text if _heading_lead_in(unit) else hit.section_heading)
+    if not heading or heading == hit.payload.doc_title:
+        return set()
+    return set(tokenize(_NUMBERING.sub("", heading)))
+
+
+def _heading_lead_in(unit: Unit) -> bool:
+    """A list's lead-in that is its heading ("Materials:"), not a sentence."""
+    return bool(unit.items) and unit.text.endswith(":") and len(unit.text.split()) <= 6
 
 
 def _follow(text: str, unit: Unit, nxt: Unit | None) -> Unit | None:

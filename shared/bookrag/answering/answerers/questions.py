@@ -50,9 +50,18 @@ _LIST_QUESTION = re.compile(
 
 # "What is X?", "What are Xs?", "What does X mean?", "Define X": X, unless X is a relation ("the
 # difference between", "the role of"), which no sentence of the form "X is ..." answers.
-_WHAT_IS = re.compile(r"^\s*(?:what\s+(?:is|are)\s+(?:an?\s+|the\s+)?(?P<x>[^?,]+?)|what\s+does\s+(?:an?\s+|the\s+)?"
-                      r"(?P<y>[^?,]+?)\s+mean|define\s+(?:an?\s+|the\s+)?(?P<z>[^?,]+?))\s*\??\s*$", re.IGNORECASE)
-_RELATION = re.compile(r"(?<!\S)(?:of|between|for|in|on|to|with|when|why|how|used|does|do|can)(?!\S)", re.IGNORECASE)
+_WHAT_IS = re.compile(r"^\s*(?:(?:so|ok|okay|and|but|then|hey|hi)\b[\s,]*)?"
+                      r"(?:what\s+(?:exactly\s+|really\s+)?(?:is|are)|what's|whats)\s+"
+                      r"(?:exactly\s+|really\s+|actually\s+)?(?:an?\s+|the\s+)?(?P<x>[^?,]+?)\s*(?:[?,].*)?$"
+                      r"|^\s*what\s+does\s+(?:an?\s+|the\s+)?(?P<y>[^?,]+?)\s+mean"
+                      r"|^\s*define\s+(?:an?\s+|the\s+)?(?P<z>[^?,]+?)\s*\??\s*$", re.IGNORECASE)
+_RELATION = re.compile(r"(?<!\S)(?:of|between|for|in|on|to|with|when|why|how|used|does|do|can|good|bad|better|"
+                       r"best|worse|worst|like)(?!\S)", re.IGNORECASE)
+# What follows the term and only places it: "the ZMP *in bipedal walking*", "the reality gap *people talk
+# about with simulators*", "an LQR *and what control law does it give*". Not "of" or "between": "the role
+# of X" asks about a relation, which no "X is ..." sentence answers.
+_CONTEXT = re.compile(r"\s+(?:(?:in|on|for|with|when|within|during|that|which|who|used|and|or|as|at|from)\s"
+                      r"|(?:people|everyone|folks|they|you|we|i)\s+\w+).*$", re.IGNORECASE)
 _MAX_TERM_WORDS = 5
 # A definition: the term as the sentence's subject, then a defining verb.
 _DEFINING = re.compile(r"^(?P<subject>.{1,100}?)\s+(?:is|are|refers?\s+to|means|is\s+defined\s+as|"
@@ -64,10 +73,14 @@ _CODE_QUESTION = re.compile(r"\b(?:code|configur\w*|config|commands?|files?|scri
 
 def defined_term(question: str) -> str:
     """The X of "What is X?" (a named thing, not a relation), else ''."""
-    m = _WHAT_IS.match(" ".join(question.split()))
+    q = " ".join(question.split())
+    m = _WHAT_IS.match(q)
     if m is None:
         return ""
     term = next(g for g in m.group("x", "y", "z") if g)
+    if m.group("x"):
+        # "What is X in Y?" still asks what X is, once its setting is set aside.
+        term = _CONTEXT.sub("", term)
     if len(term.split()) > _MAX_TERM_WORDS or _RELATION.search(term) or not tokenize(term):
         return ""
     return term

@@ -13,14 +13,21 @@ import re
 _HEADING = re.compile(
     r"\b(?:learning\s+(?:objectives|outcomes|goals)|objectives|what\s+you(?:'ll|\s+will)\s+learn|"
     r"in\s+this\s+(?:chapter|module|section|lab)|schedule|weekly|week\s*\d+|day\s*\d+|lab|labs|exercises?|"
-    r"quiz|quizzes|answer\s+key|assignments?|deliverables|grading|rubric|submission|self[-\s]check|review\s+questions)\b",
+    r"quiz|quizzes|answer\s+key|assignments?|deliverables|grading|rubric|assessment|summary|recap|key\s+takeaways|submission|self[-\s]check|review\s+questions|"
+    r"(?:module|course|chapter)\s+(?:structure|outline|overview))\b",
     re.IGNORECASE)
+# A heading that is only an exercise's part ("Analysis", "Tasks"): "Stability analysis" is what the book teaches.
+_BARE_HEADING = re.compile(r"^\s*(?:\d+(?:\.\d+)*\.?\s+)?(?:analysis|discussion|reflection|questions|tasks|"
+                           r"challenges?\s+questions|extensions?|further\s+exploration|try\s+it)\s*:?\s*$",
+                           re.IGNORECASE)
 # A statement that opens like scaffolding.
 _STATEMENT = re.compile(
     r"^(?:by\s+the\s+end\s+of\s+this|after\s+completing\s+this|upon\s+completion|in\s+this\s+(?:chapter|module|"
     r"section|lab|lesson)|this\s+(?:chapter|module|lab|lesson)\s+(?:covers|introduces|will)|you\s+will\s+(?:learn|be\s+able)|"
     r"students\s+will|learners\s+will|(?:day|week|step|task|exercise|part)\s*\d+\s*[:.)-]|verification\s*:|"
-    r"instructions\s*:|objectives?\s*:|deliverables?\s*:|demonstration\s+of\b|submit\b|[a-d]\)\s)", re.IGNORECASE)
+    r"instructions\s*:|objectives?\s*:|deliverables?\s*:|demonstration\s+of\b|submit\b|[a-d]\)\s|"
+    # An exercise's prompt to the student ("Explain how ...", "Compare the advantages ...").
+    r"(?:explain|describe|discuss|compare|analy[sz]e|evaluate|justify|reflect\s+on|assess)\s)", re.IGNORECASE)
 # A question about the scaffolding itself: then it may lead.
 _ASKS = re.compile(
     r"\b(?:objectives?|outcomes|learn|schedule|week|day|lab|exercises?|instructions|verif\w*|checklist|quiz|"
@@ -30,7 +37,7 @@ _ASKS = re.compile(
 
 def is_scaffolding(text: str, headings: tuple[str, ...] | list[str]) -> bool:
     """Whether a statement (`text`, under `headings`: its section's heading path) is scaffolding."""
-    return bool(_STATEMENT.match(text)) or any(_HEADING.search(h) for h in headings if h)
+    return bool(_STATEMENT.match(text)) or any(_HEADING.search(h) or _BARE_HEADING.match(h) for h in headings if h)
 
 
 def asks_about_scaffolding(question: str) -> bool:

@@ -1,0 +1,155 @@
+"""What leads an extractive answer (issue 24, second part), on small hand-made pages through the real
+chunker: each test fails on the answerer of a816281.
+
+- "What is X in Y?" and "What's X?" still ask for X's definition;
+- a definition that its next sentence completes ("... a critical concept. It's the point where ...")
+  is quoted with it;
+- one sentence that answers is not outvoted by a section of middling bullets;
+- a configuration block longer than six lines is shown to a question that asks for configuration;
+- a short heading ("Materials") introduces its list, which is quoted whole under it;
+- an assessment rubric never leads."""
+
+from __future__ import annotations
+
+from bookrag.answering.answerers.questions import defined_term
+from tests.support.answers import answer, hits_of
+
+BALANCE = """# Balance
+
+## Walking
+
+Bipedal walking keeps the ZMP inside the support polygon at every step.
+
+## Balance criteria
+
+The ZMP is the point on the ground where the net moment of the contact forces is zero.
+"""
+
+
+def test_what_is_x_in_a_setting_asks_for_x() -> None:
+    assert defined_term("What is the ZMP in bipedal walking?") == "ZMP"
+    assert defined_term("What is the reality gap people talk about with simulators?") == "reality gap"
+    assert defined_term("what's a digital twin in robotics?") == "digital twin"
+    assert defined_term("So what exactly is physical AI?") == "physical AI"
+    assert defined_term("What is an LQR and what control law does it give?") == "LQR"
+    # A relation or a judgement is not a term a sentence "X is ..." defines.
+    assert defined_term("What is the role of DDS?") == ""
+    assert defined_term("What are physics-based simulators good at, and where do they fall short?") == ""
+
+    text = answer("What is the ZMP in bipedal walking?", hits_of(BALANCE, "balance.md"))
+    assert text.startswith("The ZMP is the point on the ground"), text
+
+
+CONTINUED = """# Stability
+
+## Balance criteria
+
+The ZMP is a critical concept for bipedal locomotion stability. It's the point on the ground where the net
+moment of the contact forces is zero.
+
+Engineers plan footsteps so that the ZMP stays inside the foot.
+"""
+
+
+def test_a_definition_keeps_the_sentence_that_completes_it() -> None:
+    text = answer("What is the ZMP?", hits_of(CONTINUED, "stability.md"))
+
+    assert text.startswith("The ZMP is a critical concept for bipedal locomotion stability. It's the point on the "
+                           "ground where the net moment"), text
+
+
+GAP = """# Simulation
+
+## The reality gap
+
+Simulation results differ from reality because of the differences between simulated and real-world physics.
+"""
+
+SENSORS = """# Sensors in simulation
+
+## Sensor modeling
+
+- **Noise**: Simplified noise models in the simulation
+- **Latency**: Simulated delays that differ from real ones
+- **Range**: Sensor range that differs between simulators
+"""
+
+
+def test_one_answering_sentence_is_not_outvoted_by_a_list() -> None:
+    hits = [*hits_of(GAP, "gap.md", score=0.7), *hits_of(SENSORS, "sensors.md", score=0.55)]
+
+    text = answer("Why do simulation results differ from reality?", hits)
+
+    assert text.startswith("Simulation results differ from reality because"), text
+
+
+WORLD = """# Gazebo worlds
+
+## Physics parameters
+
+The physics engine can be configured with parameters to balance accuracy and performance:
+
+```xml
+<physics type="ode">
+  <max_step_size>0.001</max_step_size>
+  <real_time_factor>1.0</real_time_factor>
+  <real_time_update_rate>1000</real_time_update_rate>
+  <ode>
+    <solver>
+      <iters>10</iters>
+    </solver>
+  </ode>
+</physics>
+```
+"""
+
+
+def test_a_configuration_block_longer_than_six_lines_is_shown_when_asked_for() -> None:
+    text = answer("How do I set the time step and real-time factor in a Gazebo world file?", hits_of(WORLD, "w.md"))
+
+    assert "```xml\n<physics type=\"ode\">\n  <max_step_size>0.001</max_step_size>\n" in text, text
+    assert "<real_time_factor>1.0</real_time_factor>" in text
+
+
+HARDWARE = """# Hardware
+
+## Enhanced humanoid robot
+
+The enhanced platform is a full-size humanoid robot for research labs:
+
+- **Processing unit**: an on-board computer such as a Jetson Orin
+- **Structural frame**: carbon fiber composite materials for a light robot frame
+- **Actuators**: 24 to 32 smart servo motors with feedback
+
+## Materials
+
+- **Carbon fiber**: for lightweight, strong structural elements
+- **Aluminum**: for joints and mounting points requiring precision
+- **PLA/ABS**: 3D printed parts for prototypes
+"""
+
+
+def test_a_short_heading_carries_its_list() -> None:
+    # "Materials" (9 characters) used to be too short to introduce its list: the bullets stood alone,
+    # each weaker than the other section's list, whose long inventory shares the question's words.
+    text = answer("What materials should I build the robot's frame from?", hits_of(HARDWARE, "hw.md", step=0.02))
+
+    assert "Materials: [S2]\n\n- Carbon fiber: for lightweight, strong structural elements.\n- Aluminum:" in text, text
+
+
+COURSE = """# ROS 2 communication
+
+## Assessment criteria
+
+- Understanding of ROS 2 communication patterns and when a call blocks (30%)
+
+## Services
+
+A service call blocks the caller until the server sends its response.
+"""
+
+
+def test_an_assessment_rubric_never_leads() -> None:
+    text = answer("Which ROS 2 communication pattern blocks the caller?", hits_of(COURSE, "ros.md", step=0.02))
+
+    assert text.startswith("A service call blocks the caller"), text
