@@ -187,3 +187,30 @@ def test_a_refused_turn_is_not_the_conversation_s_subject() -> None:
     assert resolve_follow_up("Why?", turns) == "Why (How do I install ROS 2 Humble)?"
     # a question refused by mistake is still the subject when no answered turn has one
     assert resolve_follow_up("How long does it last?", turns[1:]) == "How long does capital of France last?"
+
+
+@pytest.mark.parametrize(("earlier", "answer", "follow_up", "standalone"), [
+    # A name that only places the pick ("for ... AI processing") does not keep the referent.
+    ("Which single-board computer does the book suggest for vision and AI processing?",
+     "Single-Board Computers: [1]\n\n- Raspberry Pi 4: Good for educational and lightweight applications.\n"
+     "- NVIDIA Jetson Series: Excellent for vision and AI processing.",
+     "Which models of it does the research humanoid carry?",
+     "Which models of NVIDIA Jetson Series single-board computer does the research humanoid carry?"),
+    # "control" after "which" is the kind, though it can be a verb.
+    ("Which control method finds optimal control for linear systems with a quadratic cost?",
+     "The LQR finds optimal control for linear systems with quadratic cost [1].",
+     "Which equation is its gain computed from?", "Which equation is LQR control method's gain computed from?"),
+    # The answer names what the question described.
+    ("What neural circuits produce rhythmic outputs without rhythmic inputs?",
+     "CPGs are neural circuits that can produce rhythmic outputs without rhythmic inputs [1].",
+     "How are they used in robots?", "How are CPGs used in robots?"),
+    ("What is the point on the ground where the net moment is zero called?",
+     "The ZMP is a critical concept for bipedal locomotion stability [1].", "How is it computed?", "How is ZMP computed?"),
+    # A plural kind, named more closely by the answer.
+    ("Which simulators focus on accurate modeling of physical interactions?",
+     "Physics-based simulators focus on accurate modeling of physical interactions: [1]\n\n- Examples: Gazebo, MuJoCo.",
+     "Where do they fall short?", "Where do Physics-based simulators fall short?"),
+])
+def test_the_referent_is_what_the_earlier_answer_named(earlier: str, answer: str, follow_up: str,
+                                                        standalone: str) -> None:
+    assert resolve_follow_up(follow_up, [Turn(earlier, answer)]) == standalone

@@ -182,6 +182,11 @@ _PICKING = re.compile(r"^\s*(?:which|who|what\s+(?:is|are)\s+the\s+(?:most|best|
                       r"|what\s+(?!(?:is|are|was|were|does|do|did|can|could|should|would|will|has|have|happens?)\b)"
                       r"[a-z])", re.IGNORECASE)
 # An answer's items: its sentences, lines, and list items the extractive answer joins with "; ".
+# An answer that opens by naming what it is about: "CPGs are neural circuits ...", "The ZMP is ...".
+_LEAD_NAME = re.compile(r"^(?:The\s+)?(?P<name>[A-Z][A-Za-z0-9+#.-]*[A-Z0-9][A-Za-z0-9+#.-]*s?)\s+(?:is|are)\s")
+_CALLED = re.compile(r"\b(?:called|named|known\s+as|term\s+for)\b", re.IGNORECASE)
+_MAX_KIND_WORDS = 2  # "Which control method finds ...": the kind, not the clause after it
+_COPULA = re.compile(r"\b(?:is|are|was|were)\s+$", re.IGNORECASE)  # right before the question's subject
 _ITEM_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+|;\s+(?=[A-Z0-9*#`])")
 _LABEL = re.compile(r"^[\s*#>`-]*(?P<label>[A-Z0-9][\w+#.-]*(?:\s+[A-Z0-9][\w+#.-]*){0,3})\**\s*(?:[—–:(]|-\s)")
 _MARKERS = re.compile(r"\s*\[\d+(?:\s*,\s*\d+)*\]")
@@ -198,39 +203,64 @@ def answer_focus(question: str, answer: str) -> str:
     most of the question's other words gives it: its label ("DART (Dynamic ...): ...") or first name,
     followed by the kind ("DART physics engine"). A question whose subject has a name keeps it as the
     referent."""
-    if not answer or not _PICKING.match(question) or _is_refusal(answer):
+    if not answer or _is_refusal(answer):
+        return ""
+    named_lead = _LEAD_NAME.match(_MARKERS.sub("", answer))
+    asked = {t.low for t in _tokens(question)}
+    if named_lead and (_PICKING.match(question) or _CALLED.search(question)) \
+            and not asked & {t.low for t in _tokens(named_lead.group("name"))}:
+        return named_lead.group("name")  # "What neural circuits ...?" -> "CPGs are neural circuits ..."
+    if not _PICKING.match(question):
         return ""
     toks = _tokens(question)
     at = next((i for i, t in enumerate(toks) if not _is_function_word(t.low)), len(toks))
-    kind = []
+    kind: list[_Tok] = []
     for tok in toks[at:]:
-        if _is_function_word(tok.low) or tok.low in _VERBS:
-            break
+        if _is_function_word(tok.low) or (tok.low in _VERBS and kind):
+            break  # "Which control method": the word after "which" is the kind, though "control" may be a verb
         kind.append(tok)
-    if not kind or any(_named(t, False) for t in kind) or (kind[-1].low.endswith("s") and len(kind[-1].low) > 3
-                                                             and not kind[-1].low.endswith("ss")):
+    kind = kind[:_MAX_KIND_WORDS]
+    plural = next((i for i, t in enumerate(kind) if _plural(t.low)), None)
+    kind = kind if plural is None else kind[:plural + 1]  # "Which simulators focus on ...": not "focus"
+    if not kind or any(_named(t, False) for t in kind):
         return ""
+    if _plural(kind[-1].low):
+        # "Which simulators ...?" gets a kind, not one pick; the answer may name the kind more closely:
+        # "Physics-based simulators focus on ..." ("they" next means those).
+        closer = re.match(r"^((?:[\w-]+\s+){1,2}" + re.escape(kind[-1].text) + r")\b", _MARKERS.sub("", answer),
+                          re.IGNORECASE)
+        return closer.group(1) if closer and not _is_function_word(closer.group(1).split()[0].lower()) else ""
     subject = subject_of(question)
     at = question.find(subject)
-    if any(_named(t, i == 0) for i, t in enumerate(toks) if at <= t.start < at + len(subject)):
-        return ""  # "What platform is Isaac Sim built on?": "it" next is still Isaac Sim
-    asked = {t.low for t in toks}
+    if _COPULA.search(question[:max(at, 0)]) and any(
+            _named(t, i == 0) for i, t in enumerate(toks) if at <= t.start < at + len(subject)):
+        # "What platform is Isaac Sim built on?": "it" next is still Isaac Sim. Not a name that only picks
+        # or places ("Which engine does Gazebo recommend ...", "... for AI processing"): "its name" next is
+        # the engine's.
+        return ""
     taken = {_stem(t.low) for t in kind}
     wanted = {_stem(t.low) for t in _own_content(toks) if _stem(t.low) not in taken}
     best, best_score = "", 0
     for item in _ITEM_SPLIT.split(_MARKERS.sub("", answer)):
         score = len(wanted & {_stem(t.low) for t in _tokens(item)})
-        if score <= best_score:
-            continue
+        if score <= best_score or item.rstrip().endswith(":"):
+            continue  # a lead-in ("ROS 2 Integration Patterns:") introduces the pick, it is not one
         label = _LABEL.match(item)
         names = [label.group("label")] if label else []
         toks = _tokens(item)
         names += [t.text for i, t in enumerate(toks) if _named(t, i == 0)]
-        name = next((n for n in names if n.lower() not in asked and not _is_function_word(n.lower())), "")
+        # Not a label made of the question's own words ("ROS 2 Integration Patterns" for a ROS 2 question).
+        name = next((n for n in names if not asked & {t.low for t in _tokens(n)}
+                     and not _is_function_word(n.lower())), "")
         if name:
             best, best_score = name, score
     named_kind = question[kind[0].start:kind[-1].end]  # "Bullet physics engine": the kind keeps it findable
     return f"{best} {named_kind}" if best and not best.lower().endswith(kind[-1].low) else best
+
+
+def _plural(low: str) -> bool:
+    # Not "physics", "robotics", "analysis", "status".
+    return low.endswith("s") and len(low) > 3 and not low.endswith(("ss", "ics", "is", "us"))
 
 
 def _ends(question: str) -> str:
@@ -253,7 +283,9 @@ def _substitute(question: str, subject: str, focus: str = "") -> str | None:
         nxt = toks[i + 1] if i + 1 < len(toks) else None
         prev = toks[i - 1] if i else None
         replacement = None
-        referent = subject if tok.low in _PLURAL or not focus else focus
+        # A plural pronoun means the kind ("they": engines), unless the answer picked a plural ("CPGs").
+        plural_focus = focus.endswith("s") and not focus.endswith("ss")
+        referent = subject if (tok.low in _PLURAL and not plural_focus) or not focus else focus
         if tok.low in _POSSESSIVES:
             replacement = f"{referent}'s"
         elif tok.low in _SUBJECT_PRONOUNS:
