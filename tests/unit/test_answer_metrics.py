@@ -99,6 +99,15 @@ def test_a_sentence_is_located_through_its_cited_quote_when_reworded(book: Book)
     assert quality.lead_from_gold is True and quality.unlocated == 0
 
 
+def test_a_lead_in_is_located_with_its_list(book: Book) -> None:
+    # "ODE" alone first occurs in a sentence of another section; with its list it is the ODE section.
+    (book.docs / "sim" / "engines.md").write_text(ENGINES.replace("A physics engine computes",
+                                                                  "ODE or not, a physics engine computes"))
+    listed = answer("ODE: [1]\n\n- Pros: Fast and robust for wheeled robots.", source())
+
+    assert score_answer(book, listed, book.gold("sim/engines.md", "ODE"), "Which engine is fast?").lead_from_gold
+
+
 def test_off_topic_counts_sentences_of_unrelated_sections_only(book: Book) -> None:
     gold = book.gold("sim/engines.md", "Simbody")
     related = answer("A physics engine computes contacts and forces [1]. Pros: Highly accurate for biomechanics [2].",

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from bookrag.devtools import answer_metrics as m
@@ -56,6 +56,16 @@ def sentence_section(book: Book, sentence: m.Sentence, sources: Sequence[Source]
     return book.locate(sentence.text)
 
 
+def _with_items(sentences: Sequence[m.Sentence], at: int) -> m.Sentence:
+    """A list's lead-in with its first items: a short heading ("Educational Platform (Basic):") recurs
+    across a page, the heading with its list sits in one place."""
+    sentence = sentences[at]
+    if not sentence.text.rstrip().endswith(":"):
+        return sentence
+    items = [s.text.lstrip("-* ").strip() for s in sentences[at + 1:at + 3] if s.text.lstrip().startswith(("-", "*"))]
+    return replace(sentence, text=" ".join([sentence.text, *items])) if items else sentence
+
+
 def _cited_quotes(sentence: m.Sentence, sources: Sequence[Source]) -> list[str]:
     return [q.text for n in sentence.markers if 1 <= n <= len(sources) for q in sources[n - 1].quotes]
 
@@ -67,7 +77,7 @@ def score_answer(book: Book, response: Response, gold: Iterable[Section], questi
         return Quality()
     gold = list(gold)
     sentences = m.split_answer(response.answer)
-    sections = [sentence_section(book, s, response.sources) for s in sentences]
+    sections = [sentence_section(book, _with_items(sentences, i), response.sources) for i in range(len(sentences))]
     wanted = m.content_words(question)
     off_topic = sum(1 for s in sections
                     if s is not None and s not in gold and not (m.content_words(s.topic()) & wanted))
