@@ -128,6 +128,8 @@ def choose(scored: list[Scored], question: str, cal: Calibration) -> list[Scored
             top.append(s.score)
     lead = max((k for k in tops if tops[k]),
                key=lambda k: tops[k][0] + _SECOND_WEIGHT * (tops[k][1] if len(tops[k]) > 1 else 0.0))
+    if leaders[0].hit.score >= max(s.hit.score for s in scored):
+        lead = _section(leaders[0])  # the best statement, in the chunk retrieval ranked first: both agree
     best = _fuller(next(s for s in leaders if _section(s) == lead), leaders)
     definition = _definition(scored, shape.term, cal)
     if definition is not None:
