@@ -205,7 +205,8 @@ def test_a_refused_turn_is_not_the_conversation_s_subject() -> None:
      "CPGs are neural circuits that can produce rhythmic outputs without rhythmic inputs [1].",
      "How are they used in robots?", "How are CPGs used in robots?"),
     ("What is the point on the ground where the net moment is zero called?",
-     "The ZMP is a critical concept for bipedal locomotion stability [1].", "How is it computed?", "How is ZMP computed?"),
+     "The ZMP is a critical concept for bipedal locomotion stability [1].",
+     "How is it computed?", "How is ZMP computed?"),
     # A plural kind, named more closely by the answer.
     ("Which simulators focus on accurate modeling of physical interactions?",
      "Physics-based simulators focus on accurate modeling of physical interactions: [1]\n\n- Examples: Gazebo, MuJoCo.",
