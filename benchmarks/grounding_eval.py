@@ -20,6 +20,7 @@ Usage:
 from __future__ import annotations
 
 import json
+import logging
 import re
 import statistics
 import sys
@@ -30,12 +31,15 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # tests.support.stubs: the same stub server the tests use
 
+from tests.support.stubs import Recorded, Reply, StubServer  # noqa: E402
+
 from bookrag.answering.answerers.base import Draft  # noqa: E402
+from bookrag.answering.answerers.grounding import Grounder, GroundingCache, judge  # noqa: E402
 from bookrag.answering.citations import Ledger  # noqa: E402
 from bookrag.config.settings import load_settings  # noqa: E402
 from bookrag.services.container import container_for  # noqa: E402
-from tests.support.stubs import Recorded, Reply, StubServer  # noqa: E402
 
+CURVE = tuple(round(0.3 + 0.05 * i, 2) for i in range(13))  # thresholds the curve sweeps
 KINDS = ("faithful", "unsupported", "number", "negation", "elsewhere")
 INVENTED = KINDS[1:]
 PATH = "/v1beta/openai/chat/completions"
@@ -109,6 +113,28 @@ class Recorder:
         return draft
 
 
+def _curve(agent: Any, draft: Draft, seen: dict[str, Any], sentences: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each set sentence's verdict at each threshold of CURVE (the agent's judgment, the core rule aside),
+    and its scores at the agent's threshold. Before issue 25 there is no `judge`: nothing is recorded."""
+    out: list[dict[str, Any]] = [{} for _ in sentences]
+    if judge is None:
+        return out
+    cache = GroundingCache()  # shared across thresholds: each text is embedded once
+    base = agent._grounder
+    for t in CURVE:
+        verdicts = judge(Draft(draft.text, citations=dict(draft.citations)), seen, cache,
+                         Grounder(base.embed, base.neighbours, t))
+        for i, s in enumerate(sentences):
+            v = next((v for v in verdicts if kept(s["text"], v.sentence)), None)
+            if v is not None:
+                out[i].setdefault("curve", {})[str(t)] = v.kept
+    for v in judge(Draft(draft.text, citations=dict(draft.citations)), seen, cache, base):
+        for i, s in enumerate(sentences):
+            if kept(s["text"], v.sentence):
+                out[i].update(score=v.score, lexical=v.lexical, semantic=v.semantic, reason=v.reason)
+    return out
+
+
 def kept(sentence: str, answer: str) -> bool:
     said = " ".join(words(re.sub(r"\[\d+\]", " ", answer)))
     mine = words(sentence)
@@ -117,6 +143,7 @@ def kept(sentence: str, answer: str) -> bool:
 
 
 def run(set_path: str, out_path: str) -> int:
+    logging.getLogger("bookrag").setLevel(logging.WARNING)  # one "sentences dropped" line per answer otherwise
     cases = [json.loads(line) for line in Path(set_path).read_text(encoding="utf-8").splitlines() if line.strip()]
     model = ScriptedModel({c["question"]: c for c in cases})
     with StubServer() as stub:
@@ -138,12 +165,14 @@ def run(set_path: str, out_path: str) -> int:
                 agent._check(Draft(draft.text, citations=dict(draft.citations)), ledger)
                 timings.append((time.perf_counter() - start) * 1000)
             unseen = model.unseen.get(case["question"], [])
+            curve = _curve(agent, draft, seen, case["sentences"])
             results.append({
                 "id": case["id"], "question": case["question"], "answer": response.answer,
                 "refused": response.is_refusal, "refusal_reason": response.refusal_reason,
                 "sentences": [{"kind": s["kind"], "text": s["text"],
                                "kept": (not response.is_refusal) and kept(s["text"], response.answer),
-                               "shown": not any(p in unseen for p in s["passages"])} for s in case["sentences"]],
+                               "shown": not any(p in unseen for p in s["passages"]), **curve[i]}
+                              for i, s in enumerate(case["sentences"])],
                 "quotes": [{"chunk_id": src.chunk_id, "text": q.text,
                             "support": getattr(q, "support", None)} for src in response.sources for q in src.quotes],
             })
