@@ -11,9 +11,11 @@ One request:
    may retrieve again through the same tool, within the request's deadline.
 4. Code, not the model, checks the draft: every cited chunk must be one this request retrieved; a
    sentence whose markers all point elsewhere is dropped; an answer left citing nothing becomes a
-   refusal. An LLM's sentences must also be supported by the text they cite (`answerers.grounding`):
-   unsupported ones are dropped, and an answer left with none is refused (`ungrounded_answer`).
-   Each cited source carries the quoted spans (`Source.quotes`, `answerers.spans`). The answer must
+   refusal. An LLM's sentences must also be supported by the text they cite (`answerers.grounding`,
+   with the retriever's embedder and the cited chunks' neighbours): unsupported, changed-figure and
+   reversed ones are dropped (counted by reason), and an answer whose core is dropped is refused
+   (`ungrounded_answer`). Each cited source carries the quoted spans (`Source.quotes`,
+   `answerers.spans`), with their support score for a grounded answer. The answer must
    not contain a configured secret or a passage of the system prompt.
 5. A refusal is exactly `REFUSAL`, with `refusal_reason` and the nearest sections as `sources`.
 
