@@ -38,6 +38,7 @@ sys.path.insert(0, str(ROOT))  # tests.support.stubs: the same stub server the t
 from tests.support.stubs import Recorded, Reply, StubServer  # noqa: E402
 
 from bookrag.answering.answerers.base import Draft  # noqa: E402
+
 try:  # the before run (issue 25) measures the code that had no `judge`
     from bookrag.answering.answerers.grounding import Grounder, GroundingCache, judge
 except ImportError:  # pragma: no cover - only before issue 25
