@@ -54,6 +54,7 @@ def test_reversals_are_seen_and_paraphrases_are_not() -> None:
     assert not reverses("CPGs produce rhythmic outputs with no rhythmic input.",
                         ["CPGs produce rhythmic outputs without rhythmic inputs."])
     assert not reverses("It installs in a few minutes.", ["They install in a few minutes."])
+    assert not reverses("Python files are linked, not copied.", ["It links Python files instead of copying them."])
     assert not reverses("Closed-loop control uses feedback.",
                         ["Open-loop control operates without feedback.", "Closed-loop control uses sensor feedback."])
 

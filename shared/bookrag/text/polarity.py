@@ -71,6 +71,8 @@ def _tokens(text: str) -> list[str]:
 
 def _is_negator(tokens: list[str], i: int) -> bool:
     word = tokens[i]
+    if word in ("instead", "rather") and tokens[i + 1:i + 2] in (["of"], ["than"]):
+        return True  # "links files instead of copying them" negates the copying
     if word in _SOFT:
         return i == 0 or tokens[i - 1] != "a"
     return word in NEGATORS or word.endswith("n't")
