@@ -92,23 +92,32 @@ loadtest: setup
 
 # The answer evaluation (eval/README.md, "Answer sets"), offline: each book ingested into its own store under
 # .bookrag/ with the local embedder, the extractive answerer asked every question of its answer set (and, on
-# textbook-2, conversation set C) -> benchmarks/answers-eval.json, answers-eval.md. Textbook-2 is skipped when
-# ../shared/corpus is absent.
+# textbook-2, conversation set C) -> benchmarks/answers-eval.json, answers-eval.md. Then the grounding sets
+# (issue 25) through the Gemini path on a stub model (benchmarks/grounding_eval.py) -> benchmarks/grounding-after.md
+# and the threshold's curve, benchmarks/grounding-curve.png. Textbook-2 is skipped when ../shared/corpus is absent.
 TEXTBOOK_2 ?= ../shared/corpus/physical-ai-textbook-2/docs
 EVAL_OUT := .bookrag/answers-eval
+GROUNDING_OUT := .bookrag/grounding-eval
 EVAL_ENV := EMBEDDING_PROVIDER=local LLM_PROVIDER=extractive
 eval: setup
-	mkdir -p $(EVAL_OUT)
+	mkdir -p $(EVAL_OUT) $(GROUNDING_OUT)
 	QDRANT_PATH=.bookrag/eval-sample-book $(EVAL_ENV) $(BIN)/bookrag ingest book/docs
 	QDRANT_PATH=.bookrag/eval-sample-book $(EVAL_ENV) $(BIN)/bookrag eval eval/answers-sample-book.jsonl \
 		--docs book/docs --modes default --answers --json $(EVAL_OUT)/sample-book.json
+	QDRANT_PATH=.bookrag/eval-sample-book $(PY) benchmarks/grounding_eval.py run eval/grounding-sample-book.jsonl \
+		$(GROUNDING_OUT)/sample-book.json > /dev/null
 	@if [ -d "$(TEXTBOOK_2)" ]; then set -e; \
 		QDRANT_PATH=.bookrag/eval-textbook-2 $(EVAL_ENV) $(BIN)/bookrag ingest $(TEXTBOOK_2); \
 		QDRANT_PATH=.bookrag/eval-textbook-2 $(EVAL_ENV) $(BIN)/bookrag eval eval/answers-textbook-2.jsonl \
 			--docs $(TEXTBOOK_2) --modes default --answers --conversations eval/conversations-textbook-2-c.jsonl \
 			--json $(EVAL_OUT)/textbook-2.json; \
-	else echo "textbook-2 skipped: $(TEXTBOOK_2) is absent"; rm -f $(EVAL_OUT)/textbook-2.json; fi
+		QDRANT_PATH=.bookrag/eval-textbook-2 $(PY) benchmarks/grounding_eval.py run eval/grounding-textbook-2.jsonl \
+			$(GROUNDING_OUT)/textbook-2.json > /dev/null; \
+	else echo "textbook-2 skipped: $(TEXTBOOK_2) is absent"; rm -f $(EVAL_OUT)/textbook-2.json $(GROUNDING_OUT)/textbook-2.json; fi
 	$(PY) benchmarks/answers_eval.py $(EVAL_OUT)
+	$(PY) benchmarks/grounding_eval.py report $(GROUNDING_OUT) benchmarks/grounding-after \
+		"Grounding after (issue 25): support score >= MIN_SUPPORT, figures in the supporting units, no reversal"
+	$(PY) benchmarks/grounding_curve.py $(GROUNDING_OUT) benchmarks/grounding-curve > /dev/null
 
 # ruff, mypy strict, and the import contracts in pyproject.toml (rooms point down, SDKs only in adapters, no
 # cycles inside a room).

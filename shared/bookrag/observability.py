@@ -84,6 +84,20 @@ def record_refusal(refused: bool) -> None:
     metrics.add_metric(name="Refusals" if refused else "Answers", unit=MetricUnit.Count, value=1)
 
 
+# Why grounding dropped a model's sentence (`answerers.grounding.Verdict.reason`): one metric each.
+GROUNDING_REASONS = {"unsupported": "DroppedUnsupported", "number": "DroppedNumber", "reversal": "DroppedReversal"}
+
+
+def record_grounding(reasons: list[str]) -> None:
+    """One answer's grounded sentences: `reasons` holds '' for each kept one, else why it was dropped."""
+    metrics.add_metric(name="GroundedSentences", unit=MetricUnit.Count, value=len(reasons))
+    for reason, name in GROUNDING_REASONS.items():
+        if reason in reasons:
+            metrics.add_metric(name=name, unit=MetricUnit.Count, value=reasons.count(reason))
+    if any(reasons):
+        logger.info("sentences dropped", extra={"dropped": [r for r in reasons if r]})
+
+
 # `query_type` (REST contract: "category of query for analytics") is free text from the caller; as a
 # metric dimension every distinct value would be a new CloudWatch metric, so values outside this set
 # are recorded as "other" and a request without one as "unspecified".

@@ -11,9 +11,11 @@ One request:
    may retrieve again through the same tool, within the request's deadline.
 4. Code, not the model, checks the draft: every cited chunk must be one this request retrieved; a
    sentence whose markers all point elsewhere is dropped; an answer left citing nothing becomes a
-   refusal. An LLM's sentences must also be supported by the text they cite (`answerers.grounding`):
-   unsupported ones are dropped, and an answer left with none is refused (`ungrounded_answer`).
-   Each cited source carries the quoted spans (`Source.quotes`, `answerers.spans`). The answer must
+   refusal. An LLM's sentences must also be supported by the text they cite (`answerers.grounding`,
+   with the retriever's embedder and the cited chunks' neighbours): unsupported, changed-figure and
+   reversed ones are dropped (counted by reason), and an answer whose core is dropped is refused
+   (`ungrounded_answer`). Each cited source carries the quoted spans (`Source.quotes`,
+   `answerers.spans`), with their support score for a grounded answer. The answer must
    not contain a configured secret or a passage of the system prompt.
 5. A refusal is exactly `REFUSAL`, with `refusal_reason` and the nearest sections as `sources`.
 
@@ -53,7 +55,7 @@ from bookrag.answering.answerers.base import (
     draft_sentences,
     is_refusal_text,
 )
-from bookrag.answering.answerers.grounding import ground
+from bookrag.answering.answerers.grounding import Grounder, GroundingCache, ground
 from bookrag.answering.answerers.spans import quotes_for
 from bookrag.answering.citations import Ledger, verify_citations
 from bookrag.answering.context import book_context
@@ -67,7 +69,7 @@ from bookrag.domain.conversation import Conversation
 from bookrag.domain.deadline import Deadline
 from bookrag.domain.models import SearchHit
 from bookrag.domain.query import POLICIES, has_visible_character, normalize_query
-from bookrag.observability import logger
+from bookrag.observability import logger, record_grounding
 from bookrag.retrieval.retriever import Retriever, SearchOptions, default_threshold
 
 if TYPE_CHECKING:
@@ -112,6 +114,8 @@ class BookRAGAgent:
         self.answerer = answerer
         self.rewriter: Rewriter = rewriter or OfflineRewriter()
         self._threshold = default_threshold(settings, "agent")
+        # Grounding reads the cited chunks' neighbours from the store and embeds with the embedder in use.
+        self._grounder = Grounder(embed=retriever.embed_documents, neighbours=retriever.adjacent)
         self._secrets = _secret_values(settings)
         prompt = SYSTEM_PROMPT
         for phrase in _NOT_SECRET:
@@ -220,7 +224,7 @@ class BookRAGAgent:
             judged = prefix
             if is_refusal_text(prefix):  # the model declines: `final` is the refusal
                 continue
-            checked = self._check(Draft(prefix, citations=documents.citations()), ledger)
+            checked = self._check(Draft(prefix, citations=documents.citations()), ledger, final=False)
             if not checked.is_refusal and checked.answer.startswith(sent) and checked.answer != sent:
                 yield from _deltas(checked.answer[len(sent):])
                 sent = checked.answer
@@ -293,21 +297,27 @@ class BookRAGAgent:
                                     "selection_in_book": in_book}
         return standalone, asked, hits, extra
 
-    def _check(self, draft: Draft, ledger: Ledger) -> Response:
+    def _check(self, draft: Draft, ledger: Ledger, *, final: bool = True) -> Response:
+        """The draft checked (leaks, grounding, citations) as the `Response`; `final`: the answer's last
+        check, whose dropped sentences are counted (a stream checks its growing text first)."""
         nearest = sorted(ledger.hits.values(), key=lambda h: h.score, reverse=True)
         if self.leaks(draft.text):  # first: a leaking draft may also contain the refusal sentence
             return self._refusal("unsafe_output", nearest)
         if draft.refused:
             return self._refusal(draft.reason or "model_refused", nearest)
         if not draft.spans:  # an LLM's draft: keep only sentences the chunk they cite supports
-            draft = ground(draft, ledger.hits, ledger.evidence)
+            if ledger.grounding is None:
+                ledger.grounding = GroundingCache()
+            draft, verdicts = ground(draft, ledger.hits, ledger.grounding, self._grounder)
+            if final:
+                record_grounding([v.reason for v in verdicts if v.judged])
             if draft.refused:
                 return self._refusal(draft.reason, nearest)
         text, cited = verify_citations(draft, ledger)
         if not cited:
             return self._refusal("uncited_answer", nearest)
-        sources = [Source.from_hit(h).model_copy(update={"quotes": quotes_for(h, draft.spans.get(h.chunk_id, []))})
-                   for h in cited]
+        sources = [Source.from_hit(h).model_copy(update={
+            "quotes": quotes_for(h, draft.spans.get(h.chunk_id, []), draft.support)}) for h in cited]
         return Response(answer=text, sources=sources, is_refusal=False, refusal_reason="")
 
     def leaks(self, text: str) -> bool:

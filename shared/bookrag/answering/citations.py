@@ -9,7 +9,7 @@ from bookrag.answering.answerers.base import CITATION, Draft, cited_labels, draf
 from bookrag.domain.models import SearchHit
 
 if TYPE_CHECKING:
-    from bookrag.answering.answerers.grounding import Evidence
+    from bookrag.answering.answerers.grounding import GroundingCache
 
 _SPACE_BEFORE_STOP = re.compile(r"[ \t]+([.,;:!?])")
 
@@ -59,7 +59,7 @@ class Ledger:
     def __init__(self) -> None:
         self.hits: dict[str, SearchHit] = {}
         # What grounding read of them: a stream grounds its growing text once per sentence.
-        self.evidence: dict[str, Evidence] = {}
+        self.grounding: GroundingCache | None = None
 
     def record(self, hits: list[SearchHit]) -> list[SearchHit]:
         for hit in hits:

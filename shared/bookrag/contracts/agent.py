@@ -22,6 +22,10 @@ class Quote(BaseModel):
     start: int = Field(ge=0, description="Offset of the first character in the chunk's content_text")
     end: int = Field(ge=0, description="Offset just past the last character (exclusive)")
     fragment_url: str = Field(description="source_url with a #:~:text= fragment that highlights the quote")
+    support: float | None = Field(
+        default=None, ge=0.0, le=1.0,
+        description="How well this span supports the answer's sentence that cites it (0..1), for a model's answer; "
+                    "null when the answer quotes the book's own words")
 
 
 class Source(BaseModel):

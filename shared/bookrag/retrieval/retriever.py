@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from bookrag.adapters.store.port import BookStore, Fusion
-from bookrag.domain.models import Filters, SearchHit, SearchResult, SparseVector
+from bookrag.domain.models import ChunkPayload, Filters, SearchHit, SearchResult, SparseVector
 from bookrag.domain.query import Interface
 from bookrag.domain.thresholds import DEFAULT_THRESHOLDS
 from bookrag.errors import ConfigError, InvalidInputError
@@ -144,6 +144,12 @@ class Retriever:
             return hit.text
         chunks = self.store.fetch_chunks(hit.source_file, wanted)
         return "\n\n".join(c.content_text for c in chunks) or hit.text
+
+    def adjacent(self, hit: SearchHit, window: int = 1) -> list[ChunkPayload]:
+        """The chunks next to `hit` in its file (by chunk_index), without it: where a passage runs on."""
+        idx = hit.chunk_index
+        wanted = [i for i in range(idx - window, idx + window + 1) if i != idx and i >= 0]
+        return [c for c in self.store.fetch_chunks(hit.source_file, wanted) if c.chunk_index != idx]
 
 
     def uses_term(self, term: str) -> bool:

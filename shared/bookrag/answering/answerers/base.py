@@ -62,6 +62,9 @@ class Draft:
     refused: bool = False
     reason: str = ""
     spans: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+    # (chunk id, start, end) -> how well that span supports the sentence it backs (0..1): an LLM's draft
+    # after grounding; empty for an extractive draft, whose spans are the book's own words.
+    support: dict[tuple[str, int, int], float] = field(default_factory=dict)
 
     @property
     def cited_chunk_ids(self) -> list[str]:

@@ -82,21 +82,23 @@ def fragment_url(source_url: str, raw: str) -> str:
     return f"{base}:~:{directive}" if "#" in base else f"{base}#:~:{directive}"
 
 
-def make_quote(hit: SearchHit, start: int, end: int) -> Quote | None:
+def make_quote(hit: SearchHit, start: int, end: int, support: float | None = None) -> Quote | None:
     """The quote of `hit.text[start:end]`, or None for an empty or out-of-range span."""
     text = hit.text
     if not 0 <= start < end <= len(text):
         return None
     raw = text[start:end]
-    return Quote(text=raw, start=start, end=end, fragment_url=fragment_url(hit.payload.source_url,
-                                                                           raw))
+    return Quote(text=raw, start=start, end=end, fragment_url=fragment_url(hit.payload.source_url, raw),
+                 support=support)
 
 
-def quotes_for(hit: SearchHit, spans: list[tuple[int, int]]) -> list[Quote]:
-    """Quotes for `spans` of one chunk, in reading order, each span once."""
+def quotes_for(hit: SearchHit, spans: list[tuple[int, int]],
+               support: dict[tuple[str, int, int], float] | None = None) -> list[Quote]:
+    """Quotes for `spans` of one chunk, in reading order, each span once; `support`: a grounded
+    draft's score of each span, (chunk id, start, end) -> 0..1."""
     out: list[Quote] = []
     for start, end in sorted(set(spans)):
-        q = make_quote(hit, start, end)
+        q = make_quote(hit, start, end, (support or {}).get((hit.chunk_id, start, end)))
         if q is not None:
             out.append(q)
     return out

@@ -1,0 +1,112 @@
+"""How well the book supports one sentence of a model's answer: the evidence read from chunks, and the score.
+
+`Evidence.of(hit)` reads a chunk once per request: its terms (with its headings) and its units
+(`text.sentences.extract_units`: sentences, list items, table rows, and a lead-in with its list), each
+with its terms, figures and raw span. `lexical(claim, evidences)` scores a sentence against the union of
+the chunks it cites (and, when the caller adds them, their neighbours):
+
+- `coverage`: the share of its content terms (`text.claims.claim_terms`: framing words dropped, word
+  forms, hyphens and "ROS 2"-style names normalised) found in the union's terms;
+- `units`: the units that support it, best first: the best unit by shared terms, and any unit that
+  brings terms the best one lacks (a sentence that merges two passages rests on both);
+- `numbers_found`: every figure it states is in those units (not merely somewhere in the chunk:
+  "Ubuntu 20.04" is in the page that warns against it, not in the sentence that says 22.04);
+- `reversed`: it says the opposite of those units (`text.polarity.reverses`).
+
+The semantic half of the score (a cosine between the sentence and its best units, from the embedder in
+use) is computed by the caller, `grounding`, which batches it over a whole draft.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bookrag.domain.models import SearchHit
+from bookrag.text.claims import TermIndex, claim_terms, numbers
+from bookrag.text.polarity import reverses, swaps
+from bookrag.text.sentences import extract_units
+
+# A unit joins the supporting ones when it brings at least this many of the sentence's terms the
+# better units lack; at most this many units support one sentence.
+_MIN_NEW_TERMS = 2
+_MAX_UNITS = 3
+_CLOSE = 0.3
+_CONTINUES = re.compile(r"(?:It|This|They|These|That|Such)\b")
+
+
+@dataclass(frozen=True, slots=True)
+class EvidenceUnit:
+    chunk_id: str
+    text: str
+    kind: str
+    span: tuple[int, int]
+    terms: TermIndex
+    numbers: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """A chunk's terms (with its headings) and its units: read once per chunk and request."""
+
+    chunk_id: str
+    terms: TermIndex
+    numbers: frozenset[str]
+    units: tuple[EvidenceUnit, ...]
+
+    @classmethod
+    def of(cls, hit: SearchHit) -> Evidence:
+        headings = " ".join(dict.fromkeys((hit.section_heading, *hit.payload.heading_path)))
+        units = []
+        for u in extract_units(hit.text):
+            text = " ".join((u.text, *u.items))  # a lead-in with its list: a summary of the list rests on it
+            units.append(EvidenceUnit(hit.chunk_id, text, u.kind, (u.start, u.end),
+                                      TermIndex(claim_terms(f"{text} {u.label}")), frozenset(numbers(text))))
+        return cls(hit.chunk_id, TermIndex(claim_terms(f"{hit.text} {headings}")),
+                   frozenset(numbers(f"{hit.text} {headings}")), tuple(units))
+
+
+@dataclass(frozen=True, slots=True)
+class Lexical:
+    coverage: float
+    units: tuple[EvidenceUnit, ...]
+    numbers_found: bool
+    reversed: bool
+
+
+def lexical(claim: str, evidences: Sequence[Evidence]) -> Lexical:
+    """`claim` (markers already removed) against the union of `evidences`."""
+    terms = list(dict.fromkeys(claim_terms(claim)))
+    figures = numbers(claim)
+    if not terms:
+        found = all(any(f in e.numbers for e in evidences) for f in figures)
+        return Lexical(1.0, (), found, False)
+    coverage = sum(any(e.terms.has(t) for e in evidences) for t in terms) / len(terms)
+    scored = [(u, {t for t in terms if u.terms.has(t)}) for e in evidences for u in e.units]
+    scored = [(u, shared) for u, shared in scored if shared]
+    scored.sort(key=lambda pair: len(pair[1]), reverse=True)
+    chosen: list[EvidenceUnit] = []
+    covered: set[str] = set()
+    for unit, shared in scored:
+        if len(chosen) >= _MAX_UNITS:
+            break
+        if not chosen or len(shared - covered) >= _MIN_NEW_TERMS:
+            chosen.append(unit)
+            covered |= shared
+    # A figure must be in the units that support the sentence; when those state no figure at all, in
+    # the chunks ("$15,000 to $50,000" rests on a "Cost Range" line that shares no word with it).
+    in_units = set().union(*(u.numbers for u in chosen)) if chosen else set()
+    numbers_found = figures <= (in_units or set().union(*(e.numbers for e in evidences)))
+    # Reversal is judged against every unit close to the sentence (sharing a fair part of its terms),
+    # so a book that says both ("ROS 1 relied on a master"; "ROS 2: no master") is read whole. A table
+    # row's "No" cells negate nothing.
+    close = max(_MIN_NEW_TERMS, _CLOSE * len(terms))
+    passages = [u.text for u, shared in scored if len(shared) >= close and u.kind != "row"]
+    # "This is static stability. It is simple but forces very slow motion.": a sentence that goes on
+    # about the close one (opening with a pronoun) is part of what the book says there.
+    passages += [nxt.text for e in evidences for u, nxt in zip(e.units, e.units[1:], strict=False)
+                 if u.text in passages and nxt.kind == "sentence" and _CONTINUES.match(nxt.text)]
+    rows = [u.text for u, shared in scored if len(shared) >= close and u.kind == "row"]
+    reversed_ = (bool(passages) and reverses(claim, passages)) or any(swaps(claim, row) for row in rows)
+    return Lexical(coverage, tuple(chosen), numbers_found, reversed_)

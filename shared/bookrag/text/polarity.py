@@ -1,0 +1,195 @@
+"""Does a claim reverse the passage it rests on? Word overlap cannot see "little tooling support" against
+"extensive tooling support": this check looks for the words that flip a statement.
+
+`reverses(claim, passage)` is True when
+- the claim negates a term the passage states plainly ("no role" against "a crucial role"), or states
+  plainly the first term the passage negates ("needs rhythmic inputs" against "without rhythmic
+  inputs"); a negator ("not", "no", "never", "cannot", "without", "few" but not "a few", "ignores", ...)
+  reaches up to three content words, up to the next punctuation mark; or
+- the claim uses a word whose antonym the passage uses (a small curated list of pairs: "extensive" /
+  "little", "increase" / "decrease", "required" / "optional", ...), and not the word itself; or
+- the claim prefixes a passage's word with "un", "in", "im", "non" or "dis" ("unstable" against "stable").
+
+Its limits, measured on the grounding sets (benchmarks/grounding-after.md): a swap of roles ("Unity is
+complex, Gazebo easy" against a table saying the reverse) uses the same words and passes; an antonym pair
+missing from the list passes; a claim that merges a negated passage with a plain one is compared with
+the passages that support it together (the caller passes them), so a negator in either one counts.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from bookrag.text.claims import TermIndex, claim_terms
+
+__all__ = ["ANTONYMS", "NEGATORS", "reverses", "swaps"]
+
+NEGATORS = frozenset("""
+    not no never cannot can't won't don't doesn't didn't isn't aren't wasn't weren't shouldn't couldn't
+    mustn't hasn't haven't without none nor neither nothing nobody lack lacks lacking lacked absent
+    unable fail fails failed ignore ignores ignored few little less rarely seldom hardly barely
+""".split())  # noqa: SIM905 - a word list reads better as text
+
+_PAIRS = """
+    extensive:little extensive:limited extensive:minimal rich:poor good:poor good:bad excellent:poor well:poorly
+    increase:decrease increase:reduce increases:decreases increases:reduces increasing:decreasing
+    increased:reduced higher:lower high:low more:less most:least larger:smaller large:small faster:slower
+    fast:slow quick:slow easy:hard easy:difficult easier:harder easier:more-difficult simple:complex
+    simpler:complex simpler:more-complex simplest:most-complex required:optional require:optional
+    requires:optional mandatory:optional always:never always:rarely before:after older:newer old:new
+    stable:unstable robust:fragile robustness:fragility strong:weak accurate:inaccurate precise:imprecise
+    cheap:expensive cheaper:more-expensive lower-cost:expensive enable:prevent enables:prevents allow:prevent
+    allows:prevents continue:stop continues:stops keep:stop support:lack supports:lacks safe:dangerous
+    safe:unsafe safer:riskier prefer:avoid preferred:avoided recommended:discouraged recommend:discourage
+    open:closed open-source:proprietary centralized:distributed central:distributed synchronous:asynchronous
+    sync:async blocking:non-blocking static:dynamic local:remote online:offline first:last maximum:minimum
+    max:min upper:lower inside:outside within:outside above:below gain:lose improve:degrade improves:degrades
+    improve:worsen better:worse best:worst efficient:inefficient efficiency:inefficiency crucial:irrelevant
+    important:unimportant important:irrelevant essential:optional match:differ matches:differs same:different
+    light:heavy lightweight:heavy lighter:heavier deterministic:non-deterministic success:failure
+    succeed:fail
+"""
+ANTONYMS: dict[str, frozenset[str]] = {}
+for _pair in _PAIRS.split():
+    _a, _b = _pair.split(":")
+    ANTONYMS[_a] = ANTONYMS.get(_a, frozenset()) | {_b}
+    ANTONYMS[_b] = ANTONYMS.get(_b, frozenset()) | {_a}
+
+_TOKEN = re.compile(r"[a-z0-9]+(?:['-][a-z0-9]+)*|[.,;:!?()|]")
+_PREFIXES = ("non-", "non", "un", "in", "im", "dis")
+_SCOPE = 3  # content words a negator reaches, up to the next punctuation mark or contrast
+_STOPS = frozenset(".,;:!?()|") | {"but", "yet", "while", "whereas", "although", "though", "rather", "instead",
+                                    "and", "or"}
+_WIDE = 6  # how far a claim's own negator reaches when the book negates a term the claim states
+_SOFT = frozenset({"few", "little"})  # "a few minutes" is not a negation; "few tools" is
+
+
+def _tokens(text: str) -> list[str]:
+    return _TOKEN.findall(text.lower().replace("’", "'"))
+
+
+def _is_negator(tokens: list[str], i: int) -> bool:
+    word = tokens[i]
+    if word in ("instead", "rather") and tokens[i + 1:i + 2] in (["of"], ["than"]):
+        return True  # "links files instead of copying them" negates the copying
+    if word in _SOFT:
+        return i == 0 or tokens[i - 1] != "a"
+    return word in NEGATORS or word.endswith("n't")
+
+
+def _scopes(tokens: list[str], reach: int = _SCOPE) -> tuple[set[str], set[str], set[str]]:
+    """(terms a negator reaches, each negator's head, terms no negator reaches). A negator's head is
+    the first term it reaches that the text does not also state plainly ("rhythmic outputs without
+    rhythmic inputs": "inputs")."""
+    reaches: list[list[str]] = []
+    plain: set[str] = set()
+    i = 0
+    while i < len(tokens):
+        if _is_negator(tokens, i):
+            j, scope = i + 1, list[str]()
+            while j < len(tokens) and len(scope) < reach and (tokens[j] not in _STOPS or reach > _SCOPE):
+                term = _term(tokens[j])
+                if term and not _is_negator(tokens, j):
+                    scope.append(term)
+                j += 1
+            reaches.append(scope)
+            i = j
+            continue
+        term = _term(tokens[i])
+        if term:
+            plain.add(term)
+        i += 1
+    heads = {next((t for t in scope if t not in plain), scope[0]) for scope in reaches if scope}
+    return {t for scope in reaches for t in scope}, heads, plain
+
+
+def _term(word: str) -> str:
+    terms = claim_terms(word)
+    return terms[0] if terms else ""
+
+
+def reverses(claim: str, passages: Sequence[str]) -> bool:
+    """True when `claim` says the opposite of `passages`, the units that support it (see the module's
+    docstring)."""
+    said = _tokens(claim)
+    negated, _, stated = _scopes(said)
+    mine = TermIndex(stated)
+    widely_negated = TermIndex(_scopes(said, _WIDE)[0])
+    scopes = [_scopes(_tokens(p)) for p in passages]
+    book_negated = TermIndex(t for n, _, _ in scopes for t in n)
+    book_stated = TermIndex(t for _, _, p in scopes for t in p)
+    # The claim negates what the book states plainly (and nowhere negates), or states plainly what the
+    # book negates (and nowhere states plainly).
+    if any(book_stated.has(t) and not book_negated.has(t) for t in negated):
+        return True
+    if any(mine.has(t) and not widely_negated.has(t) and not book_stated.has(t)
+           for _, heads, _ in scopes for t in heads):
+        return True
+    words = _words(said)
+    heard = [_words(_tokens(p)) for p in passages]
+    everywhere = set().union(*heard)
+    # An antonym counts only where the book never uses the claim's own word near it: a passage that
+    # compares ("open-loop ... closed-loop") is not reversed by a claim about one side.
+    own = {w for w in words if not any(h[:5] == w[:5] for h in everywhere)}
+    heard_roots = {w[:5] for w in everywhere - words}
+    for word in own:
+        if any(o[:5] in heard_roots for o in ANTONYMS.get(word, frozenset()) - words):
+            return True
+        for prefix in _PREFIXES:
+            if word.startswith(prefix) and len(word) - len(prefix) >= 4 and word[len(prefix):] in everywhere:
+                return True
+    # The book negates by prefix a word the claim uses ("Unlike ROS 1" against "Like ROS 1").
+    if any(w.startswith(p) and w[len(p):] in words and len(w) - len(p) >= 4 for w in everywhere - words
+           for p in _PREFIXES):
+        return True
+    return _order_reversed(said, [_tokens(p) for p in passages])
+
+
+_PREFERS = re.compile(r"([a-z][a-z-]+) (?:over|rather than|instead of|before) ([a-z][a-z-]+)")
+
+
+def _order_reversed(claim: list[str], passages: list[list[str]]) -> bool:
+    """"accuracy over appearance" against "appearance over accuracy"."""
+    said = {(a[:5], b[:5]) for a, b in _PREFERS.findall(" ".join(claim))}
+    heard = {(a[:5], b[:5]) for p in passages for a, b in _PREFERS.findall(" ".join(p))}
+    return any((b, a) in heard and (b, a) not in said for a, b in said)
+
+
+_NOT_NAMES = frozenset({"other", "others", "all", "any", "some", "most", "feature", "aspect"})
+_CELL = re.compile(r"([A-Za-z][\w /.-]*?): ([^;()]+)")
+_CLAUSE = re.compile(r"\b(?:but|whereas|while|versus|vs|compared with|compared to|unlike)\b|[;]", re.IGNORECASE)
+
+
+def swaps(claim: str, row: str) -> bool:
+    """True when `claim` gives a table row's value to the wrong column ("Unity makes asset creation
+    complex, whereas Gazebo makes it easy" against "Asset Creation (Unity: Easy; Gazebo: Complex)")."""
+    cells = {name.strip().split()[0].lower(): value.strip().lower() for name, value in _CELL.findall(row)
+             if name.strip().split()[0].lower() not in _NOT_NAMES}
+    if len(cells) < 2:
+        return False
+    label = {w[:5] for w in _tokens(row.split("(", 1)[0]) if w[0].isalpha()}
+    for clause in _CLAUSE.split(claim):
+        words = [w.removesuffix("'s") for w in _tokens(clause)]
+        # A yes/no row ("Blocking (Topics: No; ...)"): the claim gives its label to a column that says No.
+        said = [i for i, w in enumerate(words) if w[:5] in label]
+        if said and not any(_is_negator(words, i) for i in range(len(words))):
+            named = [w for w in words[:said[0]] if w in cells]
+            if named and cells[named[-1]].split()[0] in ("no", "n/a"):
+                return True
+        for i, word in enumerate(words):
+            owners = [c for c, v in cells.items() if word == v or word in v.split()]
+            if not owners or len(set(cells.values())) < 2:
+                continue
+            before = [w for w in words[:i] if w in cells]
+            after = [w for w in words[i + 1:] if w in cells]
+            subject = before[-1] if before else after[0] if after else ""
+            if subject and subject not in owners:
+                return True
+    return False
+
+
+def _words(tokens: list[str]) -> set[str]:
+    """Words, and a hyphenated word's parts ("simpler-contact" reads as "simpler" too)."""
+    words = {w for w in tokens if w[0].isalpha()}
+    return words | {part for w in words for part in w.split("-")}

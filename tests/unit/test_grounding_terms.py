@@ -1,0 +1,66 @@
+"""The grounding check's reading of a claim (issue 25): names with a digit, hyphens, word forms, figures, and
+the words that reverse a statement; and a "ROS 2" claim grounded on a chunk that writes "ROS2"."""
+
+from __future__ import annotations
+
+from bookrag.answering.answerers.base import Draft
+from bookrag.answering.answerers.grounding import ground
+from bookrag.domain.models import ChunkPayload, SearchHit
+from bookrag.text.claims import TermIndex, claim_terms, numbers
+from bookrag.text.polarity import reverses, swaps
+
+
+def hit(text: str) -> SearchHit:
+    payload = ChunkPayload.from_dict({"content_text": text, "source_file": "appendices/lab.md", "chunk_index": 0,
+                                      "total_chunks": 1, "section_heading": "Module 1", "source_url": "/lab"})
+    return SearchHit("c1", 0.8, 0.8, payload)
+
+
+def test_ros_2_written_either_way_is_one_name_and_no_figure() -> None:
+    assert claim_terms("ROS 2 nodes") == claim_terms("ROS2 nodes") == claim_terms("ROS-2 nodes")
+    assert numbers("ROS 2 Humble targets Ubuntu 22.04") == {"22.04"}
+
+
+def test_a_ros_2_claim_is_grounded_on_a_chunk_that_writes_ros2() -> None:
+    chunk = hit("- **Development Workstations**: Module 1 workstations come with a full ROS2 setup.")
+    draft = Draft("Its workstations use ROS 2 [S1].", citations={"S1": "c1"})
+
+    grounded, (verdict,) = ground(draft, {"c1": chunk})
+
+    assert not grounded.refused and verdict.kept and verdict.spans
+
+
+def test_hyphens_split_and_word_forms_fold() -> None:
+    book = TermIndex(claim_terms("Simulation based validation keeps the robot stable and safe"))
+    assert all(book.has(t) for t in claim_terms("Simulation-Based stability, safely"))
+    assert not TermIndex(claim_terms("robust")).has(claim_terms("robot")[0])
+
+
+def test_framing_words_are_not_claims() -> None:
+    assert claim_terms("According to the book, the chapter notes that DART is recommended") == ["dart"]
+
+
+def test_figures_are_read_as_written_and_in_words() -> None:
+    assert numbers("$15,000 - $50,000, 4-12 weeks") == {"15000", "50000", "4", "12"}
+    assert numbers("six components") == {"6"} and numbers("one of the remedies") == set()
+
+
+def test_reversals_are_seen_and_paraphrases_are_not() -> None:
+    book = "URDF is well-integrated with ROS 2 tools. Almost every ROS tool reads it."
+    assert reverses("URDF has little tooling support, so few ROS tools can read it.", [book])
+    assert reverses("URDF is poorly integrated with ROS 2 tools.", [book])
+    assert reverses("CPGs need rhythmic inputs.", ["CPGs produce rhythmic outputs without rhythmic inputs."])
+    assert reverses("ODE is unstable.", ["ODE: Older but stable"])
+    assert not reverses("CPGs produce rhythmic outputs with no rhythmic input.",
+                        ["CPGs produce rhythmic outputs without rhythmic inputs."])
+    assert not reverses("It installs in a few minutes.", ["They install in a few minutes."])
+    assert not reverses("Python files are linked, not copied.", ["It links Python files instead of copying them."])
+    assert not reverses("Closed-loop control uses feedback.",
+                        ["Open-loop control operates without feedback.", "Closed-loop control uses sensor feedback."])
+
+
+def test_a_table_value_given_to_the_wrong_column_is_a_swap() -> None:
+    row = "Asset Creation (Unity: Easy; Gazebo: Complex; Other Platforms: Varies)."
+    assert swaps("Unity makes asset creation complex, whereas Gazebo makes it easy.", row)
+    assert not swaps("Creating assets is easy in Unity but complex in Gazebo.", row)
+    assert swaps("Topics are blocking, like services.", "Blocking (Topics: No; Services: Yes (sync); Actions: No).")
