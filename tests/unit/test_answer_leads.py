@@ -11,6 +11,8 @@ chunker: each test fails on the answerer of a816281.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from bookrag.answering.answerers.questions import defined_term
 from tests.support.answers import answer, hits_of
 
@@ -153,3 +155,30 @@ def test_an_assessment_rubric_never_leads() -> None:
     text = answer("Which ROS 2 communication pattern blocks the caller?", hits_of(COURSE, "ros.md", step=0.02))
 
     assert text.startswith("A service call blocks the caller"), text
+
+
+INTRODUCTION = """# Bipedal Locomotion and Balance
+
+Walking on two legs looks effortless for people, yet keeping balance while walking is one of the hardest
+control problems a humanoid robot faces. A biped has a small base of support, it repeatedly lifts one of its
+two contacts off the ground, and it must absorb an impact at every step of its walking.
+"""
+
+ZMP = """# Bipedal Locomotion and Balance
+
+## The zero moment point
+
+A walking robot keeps its balance while the zero moment point stays inside the support polygon of its feet.
+"""
+
+
+def test_a_page_introduction_does_not_lead_a_how_question() -> None:
+    # Two chunks of one page (a long introduction is a chunk of its own): the introduction shares more of
+    # the question's words; the section below it answers.
+    intro = hits_of(INTRODUCTION, "walk.md")
+    below = [replace(h, chunk_id="walk.md-1", payload=replace(h.payload, chunk_id="walk.md-1", chunk_index=1))
+             for h in hits_of(ZMP, "walk.md")]
+
+    text = answer("How does a humanoid robot keep its balance while walking?", [*intro, *below])
+
+    assert text.startswith("A walking robot keeps its balance while the zero moment point"), text

@@ -64,6 +64,7 @@ _SECOND_WEIGHT = 0.5  # a section's second-best unit, in the section's score
 _INTRO_RATIO = 0.75  # a titled section of the page joins the page's introduction from this share of its score
 _SCAFFOLD_PENALTY = 0.15  # course scaffolding (objectives, schedules, lab steps) below what the book teaches
 _DEFINITION_RATIO = 0.7  # "What is X?": the book's definition of X leads from this share of the best score
+_INTRO_LEAD_RATIO = 0.9  # a titled section's statement leads over its page's introduction from this share
 _LEAD_MARGIN = 0.1  # a section leads only if its best statement is this close to the best of all
 _FULLER_MARGIN = 0.05  # a statement with the sentence that continues it, taken at this cost
 
@@ -131,6 +132,8 @@ def choose(scored: list[Scored], question: str, cal: Calibration) -> list[Scored
     if leaders[0].hit.score >= max(s.hit.score for s in scored):
         lead = _section(leaders[0])  # the best statement, in the chunk retrieval ranked first: both agree
     best = _fuller(next(s for s in leaders if _section(s) == lead), leaders)
+    if not best.section_terms and not shape.term:
+        best = _past_the_introduction(best, leaders)
     definition = _definition(scored, shape.term, cal)
     if definition is not None:
         best = definition
@@ -192,6 +195,17 @@ def _fuller(best: Scored, scored: list[Scored]) -> Scored:
         if s is not best and s.hit.chunk_id == best.hit.chunk_id and s.text.startswith(best.text) \
                 and len(s.text) > len(best.text):
             return replace(s, defines=best.defines or s.defines)
+    return best
+
+
+def _past_the_introduction(best: Scored, scored: list[Scored]) -> Scored:
+    """A page's introduction motivates ("Walking on two legs looks effortless ...") rather than answers:
+    the best statement of a titled section of the same page leads instead when it scores close to it."""
+    for s in scored:
+        if s.score < _INTRO_LEAD_RATIO * best.score:
+            break
+        if s.hit.source_file == best.hit.source_file and s.section_terms and not s.scaffold:
+            return s
     return best
 
 

@@ -58,7 +58,9 @@ if TYPE_CHECKING:
     from bookrag.retrieval.retriever import Retriever
 
 
-_ANAPHOR = re.compile(r"^(It|Its|This|That|These|Those|They|Their|Such|Both|Each of them)\b")
+# "This chapter introduces ..." points at the book, not at the sentence before it.
+_ANAPHOR = re.compile(r"^(It|Its|This|That|These|Those|They|Their|Such|Both|Each of them)\b"
+                      r"(?!\s+(?:chapter|section|module|lesson|lab|book|page|course|part)\b)")
 _MAX_LIST_CHARS = 700
 _NUMBERING = re.compile(r"^\s*(?:\d+(?:\.\d+)*\.?|[A-Z]\.)\s+")  # a heading's section number
 _MIN_ITEM_WORDS = 5
