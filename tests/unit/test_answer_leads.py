@@ -7,13 +7,18 @@ chunker: each test fails on the answerer of a816281.
 - one sentence that answers is not outvoted by a section of middling bullets;
 - a configuration block longer than six lines is shown to a question that asks for configuration;
 - a short heading ("Materials") introduces its list, which is quoted whole under it;
-- an assessment rubric never leads."""
+- an assessment rubric never leads;
+- a page's introduction does not lead a how-question a section of the page answers;
+- a name inside an identifier (GZ_GUI_...) is not unknown to the book."""
 
 from __future__ import annotations
 
 from dataclasses import replace
+from types import SimpleNamespace
 
+from bookrag.answering.answerers.extractive import ExtractiveAnswerer
 from bookrag.answering.answerers.questions import defined_term
+from bookrag.domain.deadline import Deadline
 from tests.support.answers import answer, hits_of
 
 BALANCE = """# Balance
@@ -182,3 +187,29 @@ def test_a_page_introduction_does_not_lead_a_how_question() -> None:
     text = answer("How does a humanoid robot keep its balance while walking?", [*intro, *below])
 
     assert text.startswith("A walking robot keeps its balance while the zero moment point"), text
+
+
+HEADLESS = """# Gazebo performance
+
+## Visualization settings
+
+Optimize rendering for performance:
+
+```bash
+# Disable rendering for headless operation
+gazebo --headless my_world.sdf
+export GZ_GUI_PLUGIN_CAMERA_TRACKER_ENABLED=false
+```
+"""
+
+
+def test_a_name_inside_an_identifier_is_a_word_the_book_uses() -> None:
+    # "GUI" appears only inside GZ_GUI_PLUGIN_...: the book is not silent about it (the book-wide term
+    # lookup, which finds whole tokens only, says no).
+    retriever = SimpleNamespace(settings=SimpleNamespace(resolved_embedding_provider="local"),
+                                embeds_locally=False, uses_term=lambda term: term != "gui")
+    draft = ExtractiveAnswerer(retriever).answer(  # type: ignore[arg-type]
+        "How can I run Gazebo without the GUI rendering?", hits_of(HEADLESS, "perf.md"), lambda q: [], Deadline(30))
+
+    assert not draft.refused
+    assert "gazebo --headless my_world.sdf" in draft.text

@@ -140,7 +140,10 @@ class ExtractiveAnswerer:
         evidence: set[str] = set()
         for hit in hits:
             headings = " ".join(hit.payload.heading_path)
-            evidence.update(tokenize(f"{hit.text} {hit.citation_label} {headings}"))
+            found = tokenize(f"{hit.text} {hit.citation_label} {headings}")
+            evidence.update(found)
+            # "GUI" in GZ_GUI_PLUGIN_CAMERA_TRACKER_ENABLED: an identifier's parts are words the book uses.
+            evidence.update(part for token in found if "_" in token for part in token.split("_") if len(part) > 1)
         words = list(dict.fromkeys(tokenize(question)))
         names = set(named_terms(question))
         # Named terms first: one of them unknown settles it, and lookups are capped.
