@@ -141,3 +141,17 @@ def test_page_introduction_brings_the_section_the_question_names(book_env: Any) 
 
     assert not response.is_refusal
     assert "an action is built from three services (send goal, cancel goal, get result)" in response.answer
+
+
+def test_the_readmes_example_answers_are_what_the_answerer_says(book_env: Any) -> None:
+    # The README shows real runs on the sample book: each `$ bookrag ask "..."` block's answer text (up to
+    # its "Sources:" or the next example) must be what the extractive answerer answers today.
+    from tests.support.paths import ROOT
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    examples = re.findall(r'^\$ bookrag ask "([^"]+)"\n(.*?)(?=\n\nSources:|\n\$ |\n\(sources|\n````)', readme,
+                          re.MULTILINE | re.DOTALL)
+
+    assert len(examples) >= 2
+    for question, shown in examples:
+        assert ask(question).answer == shown.strip(), question
