@@ -142,8 +142,10 @@ class ExtractiveAnswerer:
             headings = " ".join(hit.payload.heading_path)
             found = tokenize(f"{hit.text} {hit.citation_label} {headings}")
             evidence.update(found)
-            # "GUI" in GZ_GUI_PLUGIN_CAMERA_TRACKER_ENABLED: an identifier's parts are words the book uses.
-            evidence.update(part for token in found if "_" in token for part in token.split("_") if len(part) > 1)
+            # "GUI" in GZ_GUI_PLUGIN_CAMERA_TRACKER_ENABLED, "biomechanics" in "biomechanics-oriented": the
+            # parts of an identifier or a hyphenated word are words the book uses.
+            joined = " ".join(t for t in found if "_" in t or "-" in t)
+            evidence.update(tokenize(re.sub(r"[-_]", " ", joined)) if joined else ())
         words = list(dict.fromkeys(tokenize(question)))
         names = set(named_terms(question))
         # Named terms first: one of them unknown settles it, and lookups are capped.
