@@ -484,7 +484,7 @@ def test_big_table_split_repeats_header() -> None:
     assert len(chunks) > 2
     _assert_bounded(chunks, 80)
     for c in chunks:
-        assert "| Name | Value |\n| - | - |\n| row" in c.text  # the delimiter row at its shortest
+        assert "| Name | Value |\n| --- | --- |\n| row" in c.text  # the delimiter row at its shortest
 
 
 def test_no_chunk_exceeds_budget_with_fixed_overhead_counter() -> None:

@@ -111,15 +111,16 @@ def is_table_sep(line: str) -> bool:
 
 
 def compact_table_sep(line: str) -> str:
-    """A delimiter row at its shortest (`|:------:|----|` -> `| :-: | - |`): the table renders the same,
-    and a row Prettier padded to a wide column's width costs a token per dash, enough to push a table's
-    header past half a chunk and leave the row alone in a chunk of dashes."""
+    """A delimiter row no longer than `| --- | :---: |`: the table renders the same, and a row Prettier
+    padded to a wide column's width costs a token per dash, enough to push a table's header past half a
+    chunk and leave the row alone in a chunk of dashes. A row already that short is kept as written."""
     cells = line.strip().removeprefix("|").removesuffix("|").split("|")
     out = []
     for cell in cells:
         c = cell.strip()
-        out.append((":" if c.startswith(":") else "") + "-" + (":" if c.endswith(":") and len(c) > 1 else ""))
-    return "| " + " | ".join(out) + " |"
+        out.append((":" if c.startswith(":") else "") + "---" + (":" if c.endswith(":") and len(c) > 1 else ""))
+    compact = "| " + " | ".join(out) + " |"
+    return compact if len(compact) < len(line) else line
 
 
 def is_table_syntax(text: str) -> bool:
