@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from bookrag.ingestion.ingestor import IngestReport, Ingestor
+from bookrag.ingestion.ingestor import Ingestor, IngestReport
 from bookrag.ingestion.sections import Chunker
 from bookrag.text.tokens import approx_token_count
 from tests.support import docusaurus

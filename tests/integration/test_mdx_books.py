@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from bookrag.devtools.mdx_artefacts import artefacts
-from bookrag.ingestion.ingestor import IngestReport, Ingestor
+from bookrag.ingestion.ingestor import Ingestor, IngestReport
 from bookrag.services.container import container_for
 from tests.support.paths import FIXTURES
 
@@ -78,8 +78,10 @@ def test_missing_and_cyclic_imports_are_warnings_naming_the_file(
         "import Missing from './_missing.mdx';\nimport CycleA from './_cycle-a.mdx';\n\n"
         f"# Page\n\n<Missing />\n\n<CycleA />\n\n{body}\n"
     )
-    (docs / "_cycle-a.mdx").write_text("import CycleB from './_cycle-b.mdx';\n\nCycle A text is shown once.\n\n<CycleB/>\n")
-    (docs / "_cycle-b.mdx").write_text("import CycleA from './_cycle-a.mdx';\n\nCycle B text is shown once.\n\n<CycleA/>\n")
+    for name, other in (("a", "b"), ("b", "a")):
+        (docs / f"_cycle-{name}.mdx").write_text(
+            f"import Cycle{other.upper()} from './_cycle-{other}.mdx';\n\n"
+            f"Cycle {name.upper()} text is shown once.\n\n<Cycle{other.upper()}/>\n")
     settings = make_settings()
     report = _ingest(settings, docs)
     assert report.skipped == []
