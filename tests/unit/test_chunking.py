@@ -347,7 +347,8 @@ def test_nested_headings_paths_and_anchors() -> None:
     )
     chunks = _chunks(body)
     by_anchor = {c.anchor: c for c in chunks}
-    assert by_anchor["installing-ros-2"].heading_path == ("Installing ROS 2",)
+    # The theme renders an H1 without an id (checked against a real build): its chunks cite the page's top.
+    assert by_anchor[""].heading_path == ("Installing ROS 2",)
     assert by_anchor["set-up-sources"].heading_path == ("Installing ROS 2", "Set up sources")
     assert by_anchor["custom-key"].heading_path == ("Installing ROS 2", "Set up sources", "Add the key")
     assert by_anchor["deep"].heading_path[-1] == "Deep"
@@ -483,7 +484,7 @@ def test_big_table_split_repeats_header() -> None:
     assert len(chunks) > 2
     _assert_bounded(chunks, 80)
     for c in chunks:
-        assert "| Name | Value |\n|------|-------|\n| row" in c.text
+        assert "| Name | Value |\n| --- | --- |\n| row" in c.text  # the delimiter row at its shortest
 
 
 def test_no_chunk_exceeds_budget_with_fixed_overhead_counter() -> None:

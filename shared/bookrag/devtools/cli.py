@@ -80,6 +80,8 @@ def ingest(
         return
     for skipped in data["skipped"]:
         typer.secho(f"skipped {skipped['file']}: {skipped['reason']}", fg=typer.colors.YELLOW, err=True)
+    for warned in data["warnings"]:
+        typer.secho(f"warning: {warned['warning']}", fg=typer.colors.YELLOW, err=True)
     rate = report.chunks_embedded / report.embed_seconds if report.embed_seconds else 0.0
     typer.echo(
         f"files {data['files_seen']} (changed {data['files_changed']}, unchanged {data['files_unchanged']}, "

@@ -19,8 +19,10 @@ from bookrag.errors import DocumentError
 from bookrag.ingestion.packer import Unit
 from bookrag.ingestion.sections import Chunker, Section
 from bookrag.text.markdown import (
+    PartialReader,
     clean_body,
     compute_route,
+    expand_partials,
     first_h1,
     heading_anchor,
     non_blank,
@@ -52,6 +54,8 @@ class ParsedDocument:
     route: str
     body: str
     description: str | None = None
+    includes: tuple[str, ...] = ()  # the partials its text includes (docs-relative), for change detection
+    warnings: tuple[str, ...] = ()  # includes left out (missing, cyclic, unreadable), each naming its file
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,8 +69,13 @@ class ChunkDraft:
     token_count: int
 
 
-def parse_document(text: str, rel_path: str) -> ParsedDocument:
+def parse_document(
+    text: str, rel_path: str, read_partial: PartialReader | None = None, *, max_partial_chars: int = 4_000_000
+) -> ParsedDocument:
     """Parse one Docusaurus Markdown/MDX file; `rel_path` is relative to the docs folder.
+
+    With `read_partial`, local Markdown files the page imports and renders as components are read
+    through it and their text set in place (`text.markdown.partials`), at most `max_partial_chars` of it.
 
     Raises DocumentError for a file with nothing to index (empty, only front matter or components)
     or one that looks binary.
@@ -76,6 +85,11 @@ def parse_document(text: str, rel_path: str) -> ParsedDocument:
     text = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
     text = remove_private_marks(text)
     front, rest = split_front_matter(text)
+    includes: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    if read_partial is not None:
+        expansion = expand_partials(rest, rel_path, read_partial, max_chars=max_partial_chars)
+        rest, includes, warnings = expansion.text, expansion.included, expansion.warnings
     body = clean_body(rest)
     if not body.strip():
         raise DocumentError(
@@ -92,6 +106,8 @@ def parse_document(text: str, rel_path: str) -> ParsedDocument:
         route=compute_route(rel_path, slug, non_blank(front.get("id"))),
         body=body,
         description=non_blank(front.get("description")),
+        includes=includes,
+        warnings=warnings,
     )
 
 

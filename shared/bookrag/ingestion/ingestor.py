@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from bookrag.config.settings import Settings
 
 # Bump when chunking or payload layout changes: every file is then re-embedded once.
-INGEST_VERSION = "3"
+INGEST_VERSION = "4"
 CHUNK_NAMESPACE = uuid.UUID("5b0f3f0e-7a57-4b8e-9d2c-1f6f0c9a2b11")
 EMBED_GROUP_CHUNKS = 256  # chunks embedded together: big enough to batch well, small enough to commit often
 
@@ -57,6 +57,8 @@ class SourceFile:
     raw: bytes
     doc: ParsedDocument | None = None
     page_number: int = 0
+    # The partials its text includes, each path and bytes: a changed partial changes the page's hash.
+    included: bytes = b""
 
 
 @dataclass(slots=True)
@@ -70,6 +72,7 @@ class IngestReport:
     chunks_embedded: int = 0
     tokens_embedded: int = 0
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    warnings: list[tuple[str, str]] = field(default_factory=list)  # indexed, but a partial was left out
     seconds: float = 0.0
     embed_seconds: float = 0.0
     book_version: BookVersion | None = None
@@ -84,6 +87,7 @@ class IngestReport:
             "chunks_total": self.chunks_total, "chunks_embedded": self.chunks_embedded,
             "tokens_embedded": self.tokens_embedded,
             "skipped": [{"file": f, "reason": r} for f, r in self.skipped],
+            "warnings": [{"file": f, "warning": w} for f, w in self.warnings],
             "seconds": round(self.seconds, 3), "embed_seconds": round(self.embed_seconds, 3),
             "chunks_copied": self.chunks_copied,
             "book_version": self.book_version.to_dict() if self.book_version else None,
@@ -114,6 +118,46 @@ def _reading_order(files: list[SourceFile]) -> None:
         f.page_number = number
 
 
+class _Partials:
+    """The partials pages include, each read once per ingest under the same rules as a page."""
+
+    def __init__(self, root: Path, limit: int) -> None:
+        self.root = root
+        self.limit = limit
+        self.raw: dict[str, bytes | DocumentError | None] = {}
+
+    def _bytes(self, rel: str) -> bytes | None:
+        if rel not in self.raw:
+            path = self.root / rel
+            try:
+                if not path.exists() and not path.is_symlink():
+                    self.raw[rel] = None
+                else:
+                    refuse_unsafe(path, self.root)
+                    self.raw[rel] = read_bounded(path, self.limit)
+            except DocumentError as exc:
+                self.raw[rel] = exc
+            except OSError as exc:
+                self.raw[rel] = DocumentError(f"unreadable: {exc.strerror or type(exc).__name__}")
+        value = self.raw[rel]
+        if isinstance(value, DocumentError):
+            raise value
+        return value
+
+    def text(self, rel: str) -> str | None:
+        raw = self._bytes(rel)
+        return None if raw is None else decode(raw)
+
+    def fingerprint(self, includes: tuple[str, ...]) -> bytes:
+        """What a page's hash adds for its partials: each one's path and bytes (or that it was missing)."""
+        parts = []
+        for rel in includes:
+            value = self.raw.get(rel)
+            body = value if isinstance(value, bytes) else b"\0missing" if value is None else b"\0unreadable"
+            parts.append(b"\0include\0" + rel.encode() + b"\0" + hashlib.sha256(body).digest())
+        return b"".join(parts)
+
+
 class Ingestor:
     def __init__(self, settings: Settings, embedder: CachedEmbedder, store: BookStore,
                  progress: Progress | None = None, *, seed: BookStore | None = None) -> None:
@@ -130,20 +174,24 @@ class Ingestor:
 
     def load(self, root: Path, report: IngestReport) -> list[SourceFile]:
         files: list[SourceFile] = []
+        partials = _Partials(root, self.settings.max_document_bytes)
         for path in discover(root):
             rel = path.relative_to(root).as_posix()
             try:
                 refuse_unsafe(path, root)
                 raw = read_bounded(path, self.settings.max_document_bytes)
                 text = decode(raw)
-                doc = parse_document(text, rel)
+                doc = parse_document(text, rel, partials.text,
+                                     max_partial_chars=4 * self.settings.max_document_bytes)
             except DocumentError as exc:
                 report.skipped.append((rel, exc.message))
                 continue
             except OSError as exc:
                 report.skipped.append((rel, f"unreadable: {exc.strerror or type(exc).__name__}"))
                 continue
-            files.append(SourceFile(path=path, rel_path=rel, raw=raw, doc=doc))
+            report.warnings.extend((rel, warning) for warning in doc.warnings)
+            files.append(SourceFile(path=path, rel_path=rel, raw=raw, doc=doc,
+                                    included=partials.fingerprint(doc.includes)))
         _reading_order(files)
         return files
 
@@ -170,7 +218,7 @@ class Ingestor:
 
     @staticmethod
     def file_hash(f: SourceFile, fingerprint: str) -> str:
-        return hashlib.sha256(fingerprint.encode() + b"\0" + f.raw).hexdigest()
+        return hashlib.sha256(fingerprint.encode() + b"\0" + f.raw + f.included).hexdigest()
 
     def build_chunks(self, f: SourceFile) -> list[ChunkDraft]:
         assert f.doc is not None

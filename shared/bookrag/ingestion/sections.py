@@ -16,6 +16,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from bookrag.ingestion.code_units import code_unit
 from bookrag.ingestion.packer import (
     CODE,
     HEADING,
@@ -33,14 +34,15 @@ from bookrag.ingestion.packer import (
 from bookrag.text.markdown.blocks import (
     LIST_ITEM,
     Fence,
-    closes_fence,
+    compact_table_sep,
     defuse_fence,
     defuse_lines,
-    deindent,
     is_table_sep,
+    is_table_syntax,
     open_fence,
 )
 from bookrag.text.markdown.headings import Slugger, heading_texts, parse_heading
+from bookrag.text.markdown.marks import PARTIAL_END, PARTIAL_START
 from bookrag.text.sentence_splitter import SentenceSplitter
 
 __all__ = ["Chunker", "Section"]
@@ -104,9 +106,20 @@ class Chunker:
         sections = [Section(0, (), "", [])]
         stack: list[tuple[int, str]] = []
         para: list[str] = []
+        outer: list[Slugger] = []  # the including files' sluggers while a partial's text is read
         i = 0
         while i < len(lines):
             line = lines[i]
+            if line in (PARTIAL_START, PARTIAL_END):
+                # Docusaurus compiles a partial apart: its heading ids come from a slugger of its own.
+                self._end_paragraph(para, sections[-1].units)
+                if line == PARTIAL_START:
+                    outer.append(self.slugger)
+                    self.slugger = Slugger()
+                elif outer:
+                    self.slugger = outer.pop()
+                i += 1
+                continue
             fence = open_fence(line)
             if fence is not None:
                 self._end_paragraph(para, sections[-1].units)
@@ -125,6 +138,8 @@ class Chunker:
                 stack.append((level, display))
                 if not explicit:  # Docusaurus does not enter explicit ids in its slugger
                     anchor = self.slugger.slug(anchor)
+                if level == 1:
+                    anchor = ""  # the theme renders an H1 without an id: its chunks cite the page's top
                 path = tuple(t for _, t in stack)
                 sections.append(Section(level, path, anchor, [Unit(display, self.tok(display), HEADING)]))
                 continue
@@ -137,37 +152,10 @@ class Chunker:
         return [s for s in sections if s.units]
 
     def _code_block(self, lines: list[str], start: int, fence: Fence, units: list[Unit]) -> int:
-        body: list[str] = []
-        i = start + 1
-        while i < len(lines):
-            if closes_fence(lines[i], fence):
-                i += 1
-                break
-            body.append(deindent(lines[i], fence.indent))
-            i += 1
-        # An unclosed fence runs to the end of the document; the chunk closes it so it stays valid.
-        lo, hi = 0, len(body)
-        while lo < hi and not body[lo].strip():
-            lo += 1
-        while hi > lo and not body[hi - 1].strip():
-            hi -= 1
-        if lo == hi:
-            return i
-        code = tuple(body[lo:hi])
-        # The fence is repeated on every piece, so a hostile one is shrunk: just long enough that no
-        # line of the code closes it, and an info string of sane length (language and a little meta).
-        bare = [c.strip() for c in code]
-        inner = max((len(b) for b in bare if b and not b.strip(fence.char)), default=0)
-        marks = fence.char * min(fence.length, max(3, inner + 1))
-        info = fence.open_line.lstrip(fence.char).strip()
-        if len(info) > 100 or self.tok(marks + info) > self.budget // 4:
-            info = (info.split(None, 1) or [""])[0][:40]
-        if self.tok(marks + info) > self.budget // 4:
-            info = ""
-        head = marks + info
-        text = f"{head}\n" + "\n".join(code) + f"\n{marks}"
-        units.append(Unit(text, self.tok(text), CODE, head, marks, code))
-        return i
+        unit, end = code_unit(lines, start, fence, self.tok, self.budget)
+        if unit is not None:
+            units.append(unit)
+        return end
 
     def _end_paragraph(self, para: list[str], units: list[Unit]) -> None:
         if not para:
@@ -178,6 +166,10 @@ class Chunker:
         second = text.split("\n", 2)[1] if "\n" in text else ""
         if first.lstrip().startswith("|") or ("|" in first and is_table_sep(second)):
             kind = TABLE
+            if is_table_sep(second):
+                rows = text.split("\n")
+                rows[1] = compact_table_sep(second)
+                text = "\n".join(rows)
         elif LIST_ITEM.match(first):
             kind = LIST
         else:
@@ -209,8 +201,8 @@ class Chunker:
         by `guard=True` packing)."""
         units: list[Unit] = []
         for text, tokens in pieces:
-            if not text.strip():
-                continue
+            if not text.strip() or (kind == TABLE and is_table_syntax(text)):
+                continue  # a piece of a table's syntax alone (its delimiter row) tells a reader nothing
             fixed = defuse_lines(text)
             if fixed != text:
                 tokens = self.tok(fixed)

@@ -258,6 +258,12 @@ def extract_units(text: str, headings: set[str] | None = None) -> list[Unit]:
         heading_like = kind == "paragraph" and bool(cleaned) and _is_heading_like(cleaned, known)
         if heading_like:
             label = cleaned.rstrip(":")  # "Simbody", however short, names the items under it
+        if (kind == "paragraph" and cleaned.endswith(":") and number + 1 < len(blocks)
+                and blocks[number + 1][0] == "code"):
+            # A label over a command ("Yarn:" heading a tab's code): however short, it introduces it.
+            start, end = _widen(text, *mapped.span())
+            units.append(Unit(cleaned, "sentence", len(units), start=start, end=end))
+            continue
         if not cleaned or (len(cleaned) < 12 and not heading_like) or _OPTIONS.search(cleaned):
             continue
         start, end = _widen(text, *mapped.span())

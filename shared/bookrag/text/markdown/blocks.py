@@ -16,10 +16,12 @@ __all__ = [
     "LIST_ITEM",
     "Fence",
     "closes_fence",
+    "compact_table_sep",
     "defuse_fence",
     "defuse_lines",
     "deindent",
     "is_table_sep",
+    "is_table_syntax",
     "iter_outside_fences",
     "open_fence",
 ]
@@ -106,3 +108,21 @@ def is_table_sep(line: str) -> bool:
         return False
     row = row.removeprefix("|").removesuffix("|")
     return all(_TABLE_CELL_SEP.fullmatch(cell.strip()) for cell in row.split("|"))
+
+
+def compact_table_sep(line: str) -> str:
+    """A delimiter row no longer than `| --- | :---: |`: the table renders the same, and a row Prettier
+    padded to a wide column's width costs a token per dash, enough to push a table's header past half a
+    chunk and leave the row alone in a chunk of dashes. A row already that short is kept as written."""
+    cells = line.strip().removeprefix("|").removesuffix("|").split("|")
+    out = []
+    for cell in cells:
+        c = cell.strip()
+        out.append((":" if c.startswith(":") else "") + "---" + (":" if c.endswith(":") and len(c) > 1 else ""))
+    compact = "| " + " | ".join(out) + " |"
+    return compact if len(compact) < len(line) else line
+
+
+def is_table_syntax(text: str) -> bool:
+    """Only pipes, dashes, colons and whitespace: table syntax with nothing for a reader."""
+    return not text.strip(" \t\n|-:")

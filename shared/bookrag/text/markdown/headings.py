@@ -12,6 +12,7 @@ import re
 
 from bookrag.text.markdown.blocks import iter_outside_fences
 from bookrag.text.markdown.inline import plain_inline
+from bookrag.text.markdown.marks import HEADING_TAG
 
 __all__ = ["Slugger", "first_h1", "heading_anchor", "heading_texts", "parse_heading"]
 
@@ -39,7 +40,9 @@ def _split_custom_id(text: str) -> tuple[str, str | None]:
 def heading_anchor(text: str) -> str:
     """The id Docusaurus gives a heading (github-slugger), before de-duplication.
 
-    An explicit `{#custom-id}` wins. Otherwise: formatting removed (links and code keep their text),
+    An explicit `{#custom-id}` wins. Otherwise: formatting removed (links and code keep their text; a
+    tag's mark, where `clean_body` removed one, is dropped after the trim, so "Props <Badge/>" keeps the
+    space before the tag and gives "props-", as Docusaurus does),
     lowercased, every character but letters, digits, `_`, `-` and spaces dropped, and each space
     turned into `-` (not collapsed: "A & B" -> "a--b", as on GitHub). `chunk_document` adds the
     "-1", "-2" suffixes for repeated headings within a doc.
@@ -88,7 +91,7 @@ def heading_texts(raw: str) -> tuple[str, str, bool]:
     """(display text, anchor, explicit id?) of a heading's raw text; absurd lengths are truncated."""
     body, custom = _split_custom_id(raw)
     body = body[: _MAX_HEADING_CHARS * 4]
-    display = " ".join(plain_inline(body).split())
+    display = " ".join(plain_inline(body).replace(HEADING_TAG, " ").split())
     if len(display) > _MAX_HEADING_CHARS:
         display = display[: _MAX_HEADING_CHARS - 1].rstrip() + "…"
     anchor = custom if custom is not None else heading_anchor(body)

@@ -17,29 +17,19 @@ import re
 from bisect import bisect_left
 
 from bookrag.text.markdown.blocks import closes_fence, open_fence
+from bookrag.text.markdown.esm import split_esm
+from bookrag.text.markdown.headings import parse_heading
+from bookrag.text.markdown.jsx import INLINE_TAGS, tag_text
+from bookrag.text.markdown.marks import CODE_CLOSE as _PH_CLOSE
+from bookrag.text.markdown.marks import CODE_OPEN as _PH_OPEN
+from bookrag.text.markdown.marks import GAP as _GAP
+from bookrag.text.markdown.marks import HEADING_TAG, remove_private_marks
+from bookrag.text.markdown.marks import JOIN as _JOIN
 
 __all__ = ["clean_body", "remove_private_marks"]
 
 # Longest span a JSX/HTML tag may cover; a longer "tag" is more likely a stray `<` in prose.
 _MAX_TAG_CHARS = 4096
-# ESM statements we look through; beyond this an unbalanced `export` is treated as ending early.
-_MAX_ESM_LINES = 500
-_MAX_ESM_LINE_CHARS = 2000
-
-# Inline code spans are swapped for these while tags and comments are stripped. Private-use
-# characters; `remove_private_marks` takes any the source itself contains out first.
-_PH_OPEN = "\ue000"
-_PH_CLOSE = "\ue001"
-# Where a tag was removed: a block tag (div, p, TabItem...) becomes a space, a phrasing tag (em, a...)
-# nothing. Marked first so a line that only lost its leading tags can also lose the JSX indentation.
-_GAP = "\ue002"
-_JOIN = "\ue003"
-_PRIVATE_MARKS = str.maketrans("", "", _PH_OPEN + _PH_CLOSE + _GAP + _JOIN)
-
-_IMPORT_LINE = re.compile(r"""import\s+(?:type\s+)?(?:[\w$*{},\s]+?\s+from\s+)?["'][^"'\n]+["']\s*;?\s*""")
-_IMPORT_OPEN = re.compile(r"""import\s+(?:type\s+)?(?:[\w$]+\s*,\s*)?\{[^}]*""")
-_IMPORT_CLOSE = re.compile(r"""[^{]*\}\s*from\s+["'][^"'\n]+["']\s*;?\s*""")
-_EXPORT_START = re.compile(r"export\s+(?:default\b|const\b|let\b|var\b|function\b|async\b|class\b|\{|\*)")
 _JSX_COMMENT_OPEN = re.compile(r"\{[ \t\n]*/\*")
 _JSX_COMMENT_CLOSE = re.compile(r"[ \t\n]*\}")
 _AUTOLINK = re.compile(r"<((?:https?|ftp)://[^\s<>]*|mailto:[^\s<>]+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+)>")
@@ -55,20 +45,19 @@ _TAG = re.compile(
     )>""",
     re.VERBOSE,
 )
-# Phrasing tags vanish without a trace; any other tag leaves a space so words do not run together.
-_INLINE_TAGS = frozenset(
-    {"a", "abbr", "b", "bdi", "bdo", "cite", "code", "del", "dfn", "em", "i", "ins", "kbd", "mark", "q"}
-    | {"s", "samp", "small", "span", "strong", "sub", "sup", "time", "u", "var"}
+# `<summary>` heads the hidden text of a `<details>`: it stays as a label line. Bounded, tag-free text.
+_SUMMARY = re.compile(r"<summary\b[^<>]{0,200}>[ \t]*([^<\n]{1,500}?)[ \t]*</summary\s*>")
+# A link reference definition (`[//]: # 'comment'`, `[x]: <> (note)`): never rendered, the usual comment.
+_LINK_DEFINITION = re.compile(
+    r""" {0,3}\[[^\]\n]{1,999}\]:[ \t]*(?:<[^<>\n]*>|\S+)"""
+    r"""(?:[ \t]+(?:"[^"\n]*"|'[^'\n]*'|\([^()\n]*\)))?[ \t]*"""
 )
+# `## Heading {/* #custom-id */}`: the MDX-safe way Docusaurus writes an explicit heading id.
+_COMMENT_ID = re.compile(r"\{/\*[ \t]*#([^\s*{}]+)[ \t]*\*/\}[ \t]*$")
 _ADMONITION = re.compile(r"([ \t>]*):{3,}[ \t]*([A-Za-z][\w-]*)?(.*)$")
 _ADMONITION_TITLE_ATTR = re.compile(r"""title=(["'])([^"'\n]*)\1""")
 _PLACEHOLDER = re.compile(_PH_OPEN + r"(\d+)" + _PH_CLOSE)
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
-
-
-def remove_private_marks(text: str) -> str:
-    """Drop the private-use characters `clean_body` uses as markers, so the source cannot forge one."""
-    return text.translate(_PRIVATE_MARKS)
 
 
 def clean_body(body: str) -> str:
@@ -96,52 +85,28 @@ def clean_body(body: str) -> str:
     return "\n".join(out).strip("\n")
 
 
-def _drop_esm(lines: list[str]) -> list[str]:
-    """Remove MDX `import`/`export` statements (they are code the page runs, not text)."""
+def _drop_link_definitions(lines: list[str]) -> list[str]:
+    """Link reference definitions go: the page never shows them, and `[//]: # 'x'` is a comment."""
     out: list[str] = []
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        if not line.startswith(("import", "export")) or len(line) > _MAX_ESM_LINE_CHARS:
-            out.append(line)
-            i += 1
-            continue
-        if _IMPORT_LINE.fullmatch(line):
-            i += 1
-            continue
-        if _IMPORT_OPEN.fullmatch(line):
-            end = next(
-                (
-                    j
-                    for j in range(i + 1, min(len(lines), i + _MAX_ESM_LINES))
-                    if len(lines[j]) <= _MAX_ESM_LINE_CHARS and _IMPORT_CLOSE.fullmatch(lines[j])
-                ),
-                None,
-            )
-            if end is not None:
-                i = end + 1
-                continue
-        elif _EXPORT_START.match(line):
-            i = _export_end(lines, i)
+    may_start = True  # a definition cannot interrupt a paragraph, but may follow another definition
+    for line in lines:
+        if may_start and line.lstrip(" ").startswith("[") and _LINK_DEFINITION.fullmatch(line):
             continue
         out.append(line)
-        i += 1
+        may_start = not line.strip()
     return out
 
 
-def _export_end(lines: list[str], start: int) -> int:
-    """Index after an `export` statement: brackets balanced, or (if they never balance) a blank line."""
-    depth = 0
-    limit = min(len(lines), start + _MAX_ESM_LINES)
-    for j in range(start, limit):
-        line = lines[j]
-        depth += sum(line.count(c) for c in "([{") - sum(line.count(c) for c in ")]}")
-        if depth <= 0:
-            return j + 1
-    for j in range(start + 1, len(lines)):
-        if not lines[j].strip():
-            return j
-    return len(lines)
+def _heading_lines(text: str) -> str:
+    """Headings read as Docusaurus reads them: `{/* #id */}` is the explicit id, and a tag inside
+    contributes only its children's text (no space, no props)."""
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        if not line.lstrip(" ").startswith("#") or parse_heading(line) is None:
+            continue
+        line = _COMMENT_ID.sub(r"{#\1}", line)
+        lines[i] = _TAG.sub(lambda m: HEADING_TAG if m.end() - m.start() <= _MAX_TAG_CHARS else m.group(0), line)
+    return "\n".join(lines)
 
 
 def _protect_code_spans(text: str) -> tuple[str, list[str]]:
@@ -225,8 +190,16 @@ def _remove_html_comments(text: str) -> str:
 def _tag_replacement(m: re.Match[str]) -> str:
     if m.end() - m.start() > _MAX_TAG_CHARS:
         return m.group(0)
-    name = (m.group("open") or m.group("close") or "").lower()
-    return _JOIN if name in _INLINE_TAGS else _GAP
+    name = m.group("open") or m.group("close") or ""
+    shown = tag_text(m.group(0), name, closing=m.group("close") is not None)
+    if shown:
+        return f"{_GAP}{shown}{_GAP}"
+    return _JOIN if name.lower() in INLINE_TAGS else _GAP
+
+
+def _summary_label(m: re.Match[str]) -> str:
+    text = m.group(1).strip()
+    return f"{_GAP}{text}{'' if text[-1:] in '.:?!' else ':'}{_GAP}"
 
 
 def _admonition_line(line: str) -> str | None:
@@ -251,11 +224,14 @@ def _admonition_line(line: str) -> str | None:
 def _clean_prose(lines: list[str]) -> list[str]:
     if not lines:
         return []
-    text = "\n".join(_drop_esm(lines))
+    kept, _ = split_esm(lines)
+    text = "\n".join(_drop_link_definitions(kept))
     text, spans = _protect_code_spans(text)
+    text = _heading_lines(text)
     text = _remove_jsx_comments(text)
     text = _remove_html_comments(text)
     text = _AUTOLINK.sub(r"\1", text)
+    text = _SUMMARY.sub(_summary_label, text)
     text = _TAG.sub(_tag_replacement, text)
     text = html.unescape(text)
     out: list[str] = []

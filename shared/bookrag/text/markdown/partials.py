@@ -1,0 +1,135 @@
+"""Partials: a page that imports a local Markdown/MDX file and renders it as a component (`<Setup />`)
+shows that file's content in place, so the text we index holds it there too.
+
+Docusaurus never serves a `_`-prefixed file as a page, so its text is only ever read where a page includes
+it: indexed once per including page, cited to that page. The partial's front matter is dropped (the site
+ignores it too), its own imports and partials are expanded the same way, and its content is set between
+`PARTIAL_START` and `PARTIAL_END` lines: Docusaurus compiles each file apart, so a partial's headings get
+ids from a slugger of their own, which the chunker follows. A missing, unreadable, escaping or cyclic
+include is a warning naming the file, and the page is indexed without it.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from bookrag.errors import DocumentError
+from bookrag.text.markdown.blocks import closes_fence, open_fence
+from bookrag.text.markdown.esm import local_imports, split_esm
+from bookrag.text.markdown.front_matter import split_front_matter
+from bookrag.text.markdown.marks import PARTIAL_END, PARTIAL_START, remove_private_marks
+
+__all__ = ["Expansion", "PartialReader", "expand_partials"]
+
+# A docs-relative path -> that file's text, None when there is no such file; DocumentError when it cannot
+# be read safely (a symlink out of the docs, too large, binary).
+PartialReader = Callable[[str], "str | None"]
+
+_MAX_DEPTH = 8  # partials inside partials; deeper ones are left out with a warning
+
+
+@dataclass(frozen=True, slots=True)
+class Expansion:
+    text: str
+    included: tuple[str, ...] = ()  # every partial it tried to read (docs-relative), in first-read order
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(slots=True)
+class _State:
+    read: PartialReader
+    budget: int  # characters of partial text this page may still take in
+    included: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def expand_partials(body: str, rel_path: str, read: PartialReader, *, max_chars: int) -> Expansion:
+    """`body` (front matter already removed) with each rendered local import replaced by its content.
+
+    `max_chars` bounds the text partials may add to one page (a partial included by every partial of a
+    deep tree must not multiply the page without end).
+    """
+    state = _State(read, max_chars)
+    text = _expand(body, rel_path, (rel_path,), state)
+    return Expansion(text, tuple(state.included), tuple(state.warnings))
+
+
+def _prose_lines(lines: list[str]) -> list[int]:
+    """Indices of the lines outside fenced code."""
+    out: list[int] = []
+    i = 0
+    while i < len(lines):
+        fence = open_fence(lines[i])
+        if fence is None:
+            out.append(i)
+            i += 1
+            continue
+        i += 1
+        while i < len(lines) and not closes_fence(lines[i], fence):
+            i += 1
+        i += 1
+    return out
+
+
+def _close_open_fence(text: str) -> str:
+    """A partial whose last fence never closes would swallow the page after it: close it."""
+    fence = None
+    for line in text.split("\n"):
+        if fence is None:
+            fence = open_fence(line)
+        elif closes_fence(line, fence):
+            fence = None
+    return text if fence is None else f"{text}\n{fence.char * fence.length}"
+
+
+def _expand(body: str, rel_path: str, chain: tuple[str, ...], state: _State) -> str:
+    lines = body.split("\n")
+    prose = _prose_lines(lines)
+    _, blocks = split_esm([lines[i] for i in prose])
+    imports = local_imports(blocks)
+    if not imports:
+        return body
+    names = "|".join(re.escape(name) for name in sorted(imports, key=len, reverse=True))
+    usage = re.compile(rf"<({names})(?:\s[^<>]*?)?/\s*>|<({names})(?:\s[^<>]*)?>\s*</\2\s*>")
+    for i in prose:
+        if "<" not in lines[i]:
+            continue
+        lines[i] = usage.sub(lambda m: _rendered(m.group(1) or m.group(2), imports, rel_path, chain, state),
+                             lines[i])
+    return "\n".join(lines)
+
+
+def _rendered(name: str, imports: dict[str, str], rel_path: str, chain: tuple[str, ...], state: _State) -> str:
+    spec = imports[name]
+    target = posixpath.normpath(posixpath.join(posixpath.dirname(rel_path), spec))
+    if target.startswith("../") or target == "..":
+        state.warnings.append(f"{rel_path}: imports {spec}, which is outside the docs folder; not included")
+        return ""
+    if target in chain:
+        state.warnings.append(f"{rel_path}: imports {spec}, which includes {rel_path} back (a cycle); "
+                              "not included again")
+        return ""
+    if len(chain) > _MAX_DEPTH:
+        state.warnings.append(f"{rel_path}: imports {spec} more than {_MAX_DEPTH} partials deep; not included")
+        return ""
+    if target not in state.included:
+        state.included.append(target)  # even a missing one: the page changes when it appears
+    try:
+        raw = state.read(target)
+    except DocumentError as exc:
+        state.warnings.append(f"{rel_path}: imports {spec}, which cannot be read ({exc.message}); not included")
+        return ""
+    if raw is None:
+        state.warnings.append(f"{rel_path}: imports {spec}, which does not exist; not included")
+        return ""
+    text = remove_private_marks(raw.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n"))
+    _, content = split_front_matter(text)
+    if len(content) > state.budget:
+        state.warnings.append(f"{rel_path}: including {spec} would make the page too large; not included")
+        return ""
+    state.budget -= len(content)
+    content = _close_open_fence(_expand(content, target, (*chain, target), state))
+    return f"\n\n{PARTIAL_START}\n\n{content.strip(chr(10))}\n\n{PARTIAL_END}\n\n"
