@@ -7,7 +7,7 @@ chunker: each test fails on the answerer of a816281.
 - one sentence that answers is not outvoted by a section of middling bullets;
 - a configuration block longer than six lines is shown to a question that asks for configuration;
 - a short heading ("Materials") introduces its list, which is quoted whole under it;
-- an assessment rubric never leads;
+- an assessment rubric never leads, nor joins an answer the book's teaching gives;
 - a page's introduction does not lead a how-question a section of the page answers;
 - a name inside an identifier (GZ_GUI_...) is not unknown to the book."""
 
@@ -160,6 +160,7 @@ def test_an_assessment_rubric_never_leads() -> None:
     text = answer("Which ROS 2 communication pattern blocks the caller?", hits_of(COURSE, "ros.md", step=0.02))
 
     assert text.startswith("A service call blocks the caller"), text
+    assert "Assessment" not in text and "30%" not in text, text  # nor does it join the answer
 
 
 INTRODUCTION = """# Bipedal Locomotion and Balance

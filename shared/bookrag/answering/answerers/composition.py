@@ -118,6 +118,9 @@ def choose(scored: list[Scored], question: str, cal: Calibration) -> list[Scored
                         key=lambda s: s.score, reverse=True)
         taught = [s for s in scored if not s.scaffold]
         leaders = taught if taught and taught[0].score >= cal.min_keep else scored
+        # Nor do they join an answer the book's teaching already gives ("Assessment Criteria — ...",
+        # a grade scale for "what is it good for?").
+        scored = leaders
     # The answer leads with the section that answers best as a whole (its best unit plus half its
     # second best), not with a stray sentence elsewhere that happens to share the question's words.
     # Only sections whose best statement is close to the best one compete: three middling bullets

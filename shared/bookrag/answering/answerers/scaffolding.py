@@ -13,7 +13,7 @@ import re
 _HEADING = re.compile(
     r"\b(?:learning\s+(?:objectives|outcomes|goals)|objectives|what\s+you(?:'ll|\s+will)\s+learn|"
     r"in\s+this\s+(?:chapter|module|section|lab)|schedule|weekly|week\s*\d+|day\s*\d+|lab|labs|exercises?|"
-    r"quiz|quizzes|answer\s+key|assignments?|deliverables|grading|rubric|assessment|summary|recap|key\s+takeaways|key\s+terms|submission|self[-\s]check|review\s+questions|"
+    r"quiz|quizzes|answer\s+key|assignments?|deliverables|grading|rubric|grade\s+scale|grades|assessment|summary|recap|key\s+takeaways|key\s+terms|submission|self[-\s]check|review\s+questions|"
     r"(?:module|course|chapter)\s+(?:structure|outline|overview))\b",
     re.IGNORECASE)
 # A heading that is only an exercise's part ("Analysis", "Tasks"): "Stability analysis" is what the book teaches.
