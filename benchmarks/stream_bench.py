@@ -106,6 +106,7 @@ class PacedModel(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["content-length"])))
         pieces = model_words(body)
+        time.sleep(getattr(self.server, "first_token_s", 0.0))  # a hosted model's time to its first token
         if not body.get("stream"):
             time.sleep(TOKEN_PACE_S * len(pieces))  # the model writes the whole answer before replying
             message = {"role": "assistant", "content": "".join(pieces).strip()}
@@ -140,9 +141,10 @@ class PacedModel(BaseHTTPRequestHandler):
 
 
 @contextmanager
-def paced_model() -> Iterator[str]:
+def paced_model(first_token_s: float = 0.0) -> Iterator[str]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), PacedModel)
     server.daemon_threads = True
+    server.first_token_s = first_token_s  # type: ignore[attr-defined]
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

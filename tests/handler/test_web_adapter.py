@@ -11,11 +11,7 @@ Needs `make sam-check` (the build, and python3.12 for the layer's wheels); skips
 from __future__ import annotations
 
 import json
-import os
-import queue
 import re
-import subprocess
-import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -24,32 +20,17 @@ import httpx
 import pytest
 
 from bookrag.auth.keys import mint_key
-from tests.support.env import cohere_stub_book, without_our_vars
+from tests.support import web_adapter as adapter
+from tests.support.env import cohere_stub_book
 from tests.support.paths import ROOT
 from tests.support.sse import events_of, parse
 from tests.support.stubs import Hold, Recorded, Reply, StubServer
 from tests.support.template import load_template
 from tests.support.upstreams import chat_reply, completion_chunks, words
+from tests.support.web_adapter import BUILT, Started
 
-BUILD = ROOT / ".aws-sam" / "build"
-TASK_ROOT = BUILD / "StreamFunction"
-LAYER = BUILD / "SharedLayer" / "python"
-RIC_PYTHON = ROOT / ".venv-ric" / "bin" / "python3.12"  # `make sam-check`'s python3.12 (the layer's ABI)
 LLM_PATH = "/v1/chat/completions"
 QUESTION = "I edited a Python file in my ROS 2 package. How do I build so that my changes take effect?"
-
-BUILT = (TASK_ROOT / "run.sh").exists() and LAYER.is_dir() and RIC_PYTHON.exists()
-
-
-def adapter_env() -> dict[str, str]:
-    """The stream function's variables from template.yaml (what Lambda sets before the wrapper runs)."""
-    function = load_template()["Resources"]["StreamFunction"]["Properties"]
-    return {k: str(v) for k, v in function["Environment"]["Variables"].items() if isinstance(v, str | int)}
-
-
-class Started:
-    def __init__(self, process: subprocess.Popen[str], base: str, lines: queue.Queue[str]) -> None:
-        self.process, self.base, self.lines = process, base, lines
 
 
 @pytest.fixture(scope="module")
@@ -67,45 +48,17 @@ def key() -> tuple[str, str]:
 @pytest.fixture(scope="module")
 def started(cohere_stub: StubServer, llm: StubServer, key: tuple[str, str],
             tmp_path_factory: pytest.TempPathFactory) -> Iterator[Started]:
-    import socket
-
     if not BUILT:
         pytest.skip("no sam build output of StreamFunction: run `make sam-check`")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    book = cohere_stub_book(cohere_stub.url, str(tmp_path_factory.mktemp("lwa") / "qdrant"))
-    declared = adapter_env()
+    declared = adapter.declared()
     assert declared["AWS_LAMBDA_EXEC_WRAPPER"] == "/opt/bootstrap"
     assert declared["AWS_LWA_INVOKE_MODE"] == "response_stream"
-    handler = load_template()["Resources"]["StreamFunction"]["Properties"]["Handler"]
-    env = {**without_our_vars(), **declared, **book, "PORT": str(port), "LAMBDA_TASK_ROOT": str(TASK_ROOT),
-           "_HANDLER": handler, "PYTHONPATH": str(LAYER),  # the layer, which Lambda mounts at /opt/python
-           "PATH": f"{RIC_PYTHON.parent}{os.pathsep}{os.environ['PATH']}",  # python3 = the runtime's 3.12
-           "AWS_REGION": "us-east-1", "AUTH_ENABLED": "true", "API_KEY_HASHES": key[1],
-           "AUTH_FAILURE_LIMIT_PER_MINUTE": "1", "POWERTOOLS_METRICS_NAMESPACE": "bookrag-test",
-           "LLM_PROVIDER": "openai", "OPENAI_API_KEY": "llm-lwa-key-91d0", "OPENAI_BASE_URL": llm.url + "/v1"}
-    # What the adapter's wrapper, /opt/bootstrap, does: exec -- "${LAMBDA_TASK_ROOT}/${_HANDLER}".
-    process = subprocess.Popen(["/bin/bash", "-c", 'exec -- "${LAMBDA_TASK_ROOT}/${_HANDLER}"'], env=env,
-                               cwd=TASK_ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    lines: queue.Queue[str] = queue.Queue()
-    threading.Thread(target=lambda: [lines.put(line) for line in process.stdout or []], daemon=True).start()
-    try:
-        while True:  # uvicorn says when it listens; then the readiness check, as the adapter makes it
-            try:
-                line = lines.get(timeout=120)
-            except queue.Empty:
-                pytest.fail("the stream function did not start")
-            if "Application startup complete" in line:
-                break
-            assert process.poll() is None, line
-        base = f"http://127.0.0.1:{port}"
-        ready = httpx.get(base + declared["AWS_LWA_READINESS_CHECK_PATH"], timeout=30)
-        assert ready.status_code == 200 and ready.json()["status"] == "ok"
-        yield Started(process, base, lines)
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
+    book = cohere_stub_book(cohere_stub.url, str(tmp_path_factory.mktemp("lwa") / "qdrant"))
+    with adapter.started({**book, "AUTH_ENABLED": "true", "API_KEY_HASHES": key[1],
+                          "AUTH_FAILURE_LIMIT_PER_MINUTE": "1", "POWERTOOLS_METRICS_NAMESPACE": "bookrag-test",
+                          "LLM_PROVIDER": "openai", "OPENAI_API_KEY": "llm-lwa-key-91d0",
+                          "OPENAI_BASE_URL": llm.url + "/v1"}) as running:
+        yield running
 
 
 def quoted(req: Recorded) -> list[str]:
@@ -196,7 +149,7 @@ def test_keys_and_per_ip_limits_are_the_app_s_with_the_adapter_s_source_ip(start
 
 def test_a_scheduled_warm_up_arrives_as_a_pass_through_event(started: Started, cohere_stub: StubServer) -> None:
     calls = len(cohere_stub.calls("/v2/embed"))
-    path = adapter_env()["AWS_LWA_PASS_THROUGH_PATH"]
+    path = adapter.declared()["AWS_LWA_PASS_THROUGH_PATH"]
 
     # The adapter POSTs a non-HTTP event (an EventBridge schedule) with a null request context.
     warmed = httpx.post(started.base + path, json={"source": "aws.events", "detail-type": "Scheduled Event"},
