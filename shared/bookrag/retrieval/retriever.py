@@ -42,6 +42,7 @@ from bookrag.observability import record_fallback
 from bookrag.retrieval.ranking import diversify, monotone_scores
 from bookrag.retrieval.rerank import RelevanceModel, rerank
 from bookrag.text.bm25 import BM25Encoder, term_id, tokenize
+from bookrag.text.overlap import carried_over, joined
 
 if TYPE_CHECKING:
     from bookrag.adapters.embedders import CachedEmbedder
@@ -109,6 +110,7 @@ class Retriever:
         self.store = store
         self.reranker = reranker
         self.bm25 = BM25Encoder()
+        self._titles: tuple[str, list[str]] | None = None
 
     def describe(self) -> dict[str, Any]:
         """The ranking configuration, for evaluation reports and health output."""
@@ -179,6 +181,25 @@ class Retriever:
         chunks = self.store.fetch_chunks(hit.source_file, wanted)
         return "\n\n".join(c.content_text for c in chunks) or hit.text
 
+
+    def page_before(self, hit: SearchHit) -> str:
+        """What the hit's rendered page shows above it: the sidebar (every page's title), then its file's
+        earlier chunks, each sentence once. What a text fragment's start must not occur in."""
+        texts = [c.content_text for c in self.store.fetch_chunks(hit.source_file, list(range(hit.chunk_index)))] \
+            if hit.chunk_index > 0 else []
+        page = joined(texts)
+        # Its last chunk's tail is the hit's own start, carried over: not above the hit.
+        shared = carried_over(texts[-1], hit.text) if texts else 0
+        return "\n".join([*self.page_titles(), page[: len(page) - shared] if shared else page])
+
+    def page_titles(self) -> list[str]:
+        """Every page's title, as a sidebar lists them; read once per book version."""
+        version = self.store.book_version()
+        key = version.label if version else ""
+        if self._titles is None or self._titles[0] != key:
+            titles = dict.fromkeys(str(p.get("doc_title") or "") for p in self.store.scroll_payloads(["doc_title"]))
+            self._titles = (key, [t for t in titles if t])
+        return self._titles[1]
 
     def uses_term(self, term: str) -> bool:
         """True when the book contains the stemmed `term` anywhere: its sparse index holds every term."""
