@@ -59,7 +59,6 @@ def quotes() -> list[dict[str, str]]:
 
 def check(found: list[dict[str, str]], origin: str) -> list[dict[str, object]]:
     from playwright.sync_api import sync_playwright
-
     from tests.support.browser import chromium_path
 
     matcher = (OUT / "text_fragment.js").read_text()

@@ -53,7 +53,8 @@ def main() -> None:
                              "answer_s": round(time.perf_counter() - start, 4), "refused": whole["is_refusal"],
                              "same_response": final == whole})
     answered = [r for r in rows if not r["refused"]] or rows
-    p50 = {k: round(statistics.median(r[k] for r in answered), 3) for k in ("first_text_s", "stream_final_s", "answer_s")}
+    p50 = {k: round(statistics.median(r[k] for r in answered), 3)
+           for k in ("first_text_s", "stream_final_s", "answer_s")}
     ratio = round(p50["first_text_s"] / p50["answer_s"], 3)
     result = {"questions": len(rows), "answered": len([r for r in rows if not r["refused"]]),
               "first_token_s": FIRST_TOKEN_S, "token_pace_s": TOKEN_PACE_S, "p50_answered": p50,
@@ -69,7 +70,8 @@ def main() -> None:
              "| --- | ---: | ---: | ---: | ---: |",
              f"| this run | {p50['first_text_s']:.2f} s | {p50['stream_final_s']:.2f} s | {p50['answer_s']:.2f} s | "
              f"{ratio:.2f} |", "",
-             "Behind the HTTP API and Mangum (before), the first text arrives with the whole answer: first / whole = 1.0.",
+             "Behind the HTTP API and Mangum (before), the first text arrives with the whole answer: "
+             "first / whole = 1.0.",
              f"Targets: first text <= 1.2 s and <= 0.6 of the whole: {'met' if result['met'] else 'NOT met'}. "
              f"Every final event equals /api/answer: {result['all_final_events_equal_the_answer_route']}."]
     (OUT / "stream-deployed-results.md").write_text("\n".join(lines) + "\n")
