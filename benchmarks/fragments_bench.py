@@ -73,7 +73,8 @@ def check(found: list[dict[str, str]], origin: str) -> list[dict[str, object]]:
             if page.url.split("#")[0] != local:
                 page.goto(local)
                 page.wait_for_load_state("load")
-            outcome = page.evaluate(matcher, [directive, anchor]) if directive else {"found": False}
+            outcome = page.evaluate(matcher, [directive, anchor]) if directive else {"found": False,
+                                                                                     "anchor_only": True}
             results.append({**q, **outcome})
         browser.close()
     return results
@@ -97,11 +98,15 @@ def main() -> None:
     with docusaurus.served(site) as origin:
         results = check(found, origin)
     right = sum(1 for r in results if r.get("inSection"))
+    anchor_only = sum(1 for r in results if r.get("anchor_only"))
     on_heading = sum(1 for r in results if r.get("startsOnHeading"))
     summary = {"fragments": len(results), "in_cited_section": right,
                "share": round(right / len(results), 4) if results else None, "start_on_a_heading": on_heading,
-               "not_found": sum(1 for r in results if not r.get("found")),
-               "wrong": [{k: r[k] for k in ("url", "where") if k in r} for r in results if not r.get("inSection")]}
+               "anchor_only": anchor_only,
+               "share_of_fragments": round(right / (len(results) - anchor_only), 4) if results else None,
+               "not_found": sum(1 for r in results if not r.get("found") and not r.get("anchor_only")),
+               "wrong": [{k: r[k] for k in ("url", "where") if k in r} for r in results
+                         if not r.get("inSection") and not r.get("anchor_only")]}
     path = OUT / "fragments-results.json"
     stored = json.loads(path.read_text()) if path.exists() else {}
     stored[args.label] = summary
@@ -110,11 +115,15 @@ def main() -> None:
              "`python benchmarks/fragments_bench.py --label L`: every quote of the extractive answers to "
              "eval/textbook-2.jsonl and eval/answers-textbook-2.jsonl, opened on the built site in chromium "
              "(benchmarks/text_fragment.js finds the fragment's first match).", "",
-             "| run | fragments | first match in the cited section | share | starting on a heading | not found |",
-             "| --- | ---: | ---: | ---: | ---: | ---: |"]
+             "| run | quotes | first match in the cited section | share | of links with a fragment | "
+             "anchor only (no highlight) | starting on a heading | wrong place or not found |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for label, s in stored.items():
+        anchor = s.get("anchor_only", 0)
+        of_fragments = s.get("share_of_fragments", s["share"])
         lines.append(f"| {label} | {s['fragments']} | {s['in_cited_section']} | {s['share']:.1%} | "
-                     f"{s['start_on_a_heading']} | {s['not_found']} |")
+                     f"{of_fragments:.1%} | "
+                     f"{anchor} | {s['start_on_a_heading']} | {s['fragments'] - s['in_cited_section'] - anchor} |")
     (OUT / "fragments-results.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     for wrong in summary["wrong"][:20]:

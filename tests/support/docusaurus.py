@@ -79,7 +79,7 @@ def _env() -> dict[str, str]:
 def served(build_dir: Path) -> Iterator[str]:
     """The built site on 127.0.0.1 (a plain static server, as GitHub Pages serves one); yields its origin."""
     handler = functools.partial(_Quiet, directory=str(build_dir))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server = _Server(("127.0.0.1", 0), handler)
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
@@ -88,6 +88,11 @@ def served(build_dir: Path) -> Iterator[str]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+class _Server(http.server.ThreadingHTTPServer):
+    def handle_error(self, request: object, client_address: object) -> None:
+        pass  # a browser that navigates on drops its pending requests: nothing to report
 
 
 class _Quiet(http.server.SimpleHTTPRequestHandler):

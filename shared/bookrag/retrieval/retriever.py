@@ -197,8 +197,10 @@ class Retriever:
         version = self.store.book_version()
         key = version.label if version else ""
         if self._titles is None or self._titles[0] != key:
-            titles = dict.fromkeys(str(p.get("doc_title") or "") for p in self.store.scroll_payloads(["doc_title"]))
-            self._titles = (key, [t for t in titles if t])
+            pages = {(int(p.get("page_number") or 0), str(p.get("source_file") or "")): str(p.get("doc_title") or "")
+                     for p in self.store.scroll_payloads(["doc_title", "page_number", "source_file"])}
+            # In the book's order (the table of contents'), as the sidebar lists them.
+            self._titles = (key, [title for _, title in sorted(pages.items()) if title])
         return self._titles[1]
 
     def uses_term(self, term: str) -> bool:

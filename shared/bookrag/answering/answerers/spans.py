@@ -13,6 +13,8 @@ highlight the quoted words on the rendered page:
   (`before`: the page's text above the quote: its title and breadcrumbs, earlier sections, the
   quote's own line up to it): a start that does occur earlier grows, word by word, up to its whole
   line, and if that line itself occurs earlier, the words just before the quote become its `prefix-`;
+  where even that is not unique (a list of the book's pages, as the sidebar lists them) or the block
+  above is a heading, the link is the section's anchor alone: no highlight rather than a wrong one;
 - a quote never starts with its heading's own text (a heading line, or its section heading as a label
   "Instructions: ..."): that text is in the sidebar, the breadcrumbs and the table of contents too;
 - each value is percent-encoded: everything but ASCII letters, digits and `_.~!*'()` is escaped,
@@ -128,6 +130,13 @@ def fragment_directive(raw: str, before: str = "", heading: str = "") -> str:
     if _occurs(_words(start), earlier):  # its whole line occurs earlier: the words before it decide
         above = _segments(before)  # the block just above (one table cell, one line): a prefix spans no more
         prefix = " ".join(above[-1].split()[-_PREFIX_WORDS:]) if above else ""
+        lines = [line for line in before.splitlines() if line.strip()]
+        heading_above = bool(lines) and (bool(_HEADING_LINE.match(lines[-1])) or _title_line([lines[-1], "", "."]))
+        # Not after a heading (the theme ends it with its hidden anchor link), nor where the block above
+        # and the line occur together earlier too (a list of the book's pages, as the sidebar shows them):
+        # then the section's anchor alone, which lands on the section without highlighting elsewhere.
+        if not prefix or heading_above or _occurs(_words(f"{prefix} {start}"), earlier):
+            return ""
     if take == len(first) and len(segments) == 1:
         value = "text=" + encode_fragment_value(start)
     else:
