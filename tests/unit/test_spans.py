@@ -158,3 +158,10 @@ def test_a_prefix_never_spans_more_than_the_block_above() -> None:
 
     prefix = directive.removeprefix("text=").split(",")[0]
     assert prefix == "Short-", directive  # one table cell: a match cannot cross cells
+
+
+def test_a_list_item_under_a_heading_that_the_sidebar_also_lists_links_to_its_section_only() -> None:
+    before = "Chapter 1: Introduction to ROS 2 Architecture\nChapter 2: Topics\n\nModule Structure\n\n- "
+
+    assert fragment_directive("Chapter 1: Introduction to ROS 2 Architecture", before) == ""
+    assert fragment_url(URL, "Chapter 1: Introduction to ROS 2 Architecture", before) == URL

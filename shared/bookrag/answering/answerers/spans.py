@@ -130,7 +130,8 @@ def fragment_directive(raw: str, before: str = "", heading: str = "") -> str:
     if _occurs(_words(start), earlier):  # its whole line occurs earlier: the words before it decide
         above = _segments(before)  # the block just above (one table cell, one line): a prefix spans no more
         prefix = " ".join(above[-1].split()[-_PREFIX_WORDS:]) if above else ""
-        lines = [line for line in before.splitlines() if line.strip()]
+        # The line above, past the quote's own list bullet ("- " left when the span starts after it).
+        lines = [line for line in before.splitlines() if line.strip() and not LIST_ITEM.fullmatch(line)]
         heading_above = bool(lines) and (bool(_HEADING_LINE.match(lines[-1])) or _title_line([lines[-1], "", "."]))
         # Not after a heading (the theme ends it with its hidden anchor link), nor where the block above
         # and the line occur together earlier too (a list of the book's pages, as the sidebar shows them):
