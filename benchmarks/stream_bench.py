@@ -84,13 +84,13 @@ def streamed(client: httpx.Client, base: str, question: str) -> tuple[float, flo
 # --- the paced stub model (OpenAI wire format) -------------------------------------------------------
 
 
-def model_words(body: dict[str, Any]) -> list[str]:
+def model_words(body: dict[str, Any], sentences: int = 2) -> list[str]:
     """The stub model's answer as word pieces: two sentences of the first document shown, cited [S1]
     (quoted, so the grounding check keeps them); the refusal when it was shown none."""
     shown = re.search(r'<document id="(S\d+)"[^>]*>\n(.*?)\n</document>', body["messages"][1]["content"], re.S)
     if shown is None:
         return REFUSAL.split(" ")
-    words = re.findall(r"[\w'-]+", shown.group(2))[: 2 * WORDS_PER_SENTENCE]
+    words = re.findall(r"[\w'-]+", shown.group(2))[: sentences * WORDS_PER_SENTENCE]
     sentences = [" ".join(words[i:i + WORDS_PER_SENTENCE]) for i in range(0, len(words), WORDS_PER_SENTENCE)]
     text = " ".join(f"{s} [{shown.group(1)}]." for s in sentences if s)
     return [w + " " for w in text.split(" ")]
@@ -105,7 +105,8 @@ class PacedModel(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["content-length"])))
-        pieces = model_words(body)
+        pieces = model_words(body, getattr(self.server, "sentences", 2))
+        time.sleep(getattr(self.server, "first_token_s", 0.0))  # a hosted model's time to its first token
         if not body.get("stream"):
             time.sleep(TOKEN_PACE_S * len(pieces))  # the model writes the whole answer before replying
             message = {"role": "assistant", "content": "".join(pieces).strip()}
@@ -140,9 +141,11 @@ class PacedModel(BaseHTTPRequestHandler):
 
 
 @contextmanager
-def paced_model() -> Iterator[str]:
+def paced_model(first_token_s: float = 0.0, sentences: int = 2) -> Iterator[str]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), PacedModel)
     server.daemon_threads = True
+    server.first_token_s = first_token_s  # type: ignore[attr-defined]
+    server.sentences = sentences  # type: ignore[attr-defined]
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

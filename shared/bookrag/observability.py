@@ -80,6 +80,12 @@ def record_retrieval(latency_ms: float, results: int) -> None:
     metrics.add_metric(name="ResultCount", unit=MetricUnit.Count, value=results)
 
 
+def record_fallback(reason: str) -> None:
+    """One retrieval served by BM25 alone because the query could not be embedded (`reason`: the error code)."""
+    metrics.add_metric(name="RetrievalFallbacks", unit=MetricUnit.Count, value=1)
+    logger.warning("query embedding failed; retrieving with BM25 alone", extra={"error_code": reason})
+
+
 def record_refusal(refused: bool) -> None:
     metrics.add_metric(name="Refusals" if refused else "Answers", unit=MetricUnit.Count, value=1)
 

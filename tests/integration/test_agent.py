@@ -132,8 +132,9 @@ def test_error_response_uses_the_contract_messages(exc: errors.BookRAGError, err
 
 
 def test_embedding_failure_is_an_embedding_error(make_settings: Callable[..., Any], stub: Any) -> None:
-    # GIVEN a Cohere embedder that fails with 503 every time
-    stub.on("/v2/embed", Reply(503, {"message": "overloaded"}))
+    # GIVEN a Cohere embedder that refuses the key (a 503 or 429 is an outage: retrieval falls back to BM25,
+    # tests/integration/test_degraded_retrieval.py)
+    stub.on("/v2/embed", Reply(401, {"message": "invalid api token"}))
     settings = make_settings(embedding_provider="cohere", cohere_api_key="co-test-key-1234",
                              cohere_base_url=stub.url, cohere_timeout_s=1.0)
 
@@ -188,7 +189,7 @@ def test_http_invalid_query_envelope(book_env: Any, client: TestClient, body: di
 
 def test_http_embedding_failure_envelope(use_env: Callable[..., None], tmp_path: Path, stub: Any,
                                          client: TestClient) -> None:
-    stub.on("/v2/embed", Reply(500, {"message": "internal detail that must not leak"}))
+    stub.on("/v2/embed", Reply(403, {"message": "internal detail that must not leak"}))  # refused, not down
     use_env(QDRANT_PATH=str(tmp_path / "q"), EMBEDDING_PROVIDER="cohere", COHERE_API_KEY="co-test-key-5678",
             COHERE_BASE_URL=stub.url, COHERE_TIMEOUT_S="1")
 
@@ -196,7 +197,7 @@ def test_http_embedding_failure_envelope(use_env: Callable[..., None], tmp_path:
 
     assert response.status_code == 500
     payload = response.json()
-    assert payload["error_type"] == "EmbeddingError" and payload["recoverable"] is True
+    assert payload["error_type"] == "EmbeddingError" and payload["recoverable"] is False
     assert payload["message"] == CONTRACT_MESSAGES["EmbeddingError"]
     assert "internal detail" not in response.text and "co-test-key" not in response.text
 

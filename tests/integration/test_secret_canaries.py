@@ -93,16 +93,23 @@ def test_no_canary_leaks_from_any_error_path(fault: str, upstream: str, everythi
     # A timeout costs the same on every route (the cold fault matrix covers each): two routes suffice.
     routes = ROUTES[:1] + ROUTES[-1:] if fault == "hang" else ROUTES
     bodies = [client.post(route, json={"query": "How do I install ROS 2?"}).text for route in routes if route in served]
-    with pytest.raises(BookRAGError) as caught:
-        container_for(get_settings()).retriever.search("How do I install ROS 2?")
+    # Cohere down (not refusing): the query is answered from BM25 (its warning logged), not failed.
+    falls_back = upstream == "cohere" and fault not in ("401", "403", "404")
+    if falls_back:
+        assert container_for(get_settings()).retriever.search("How do I install ROS 2?").hits
+        failure = ""
+    else:
+        with pytest.raises(BookRAGError) as caught:
+            container_for(get_settings()).retriever.search("How do I install ROS 2?")
+        failure = _exception_texts(caught.value)
 
-    # THEN the calls failed, and no canary is anywhere
-    assert bodies and all('"code"' in body for body in bodies)
+    # THEN the calls failed (or fell back), and no canary is anywhere
+    assert bodies and (falls_back or all('"code"' in body for body in bodies))
     assert (cohere.calls("/v2/embed") and qdrant.requests) or upstream == "cohere"
     for body in bodies:
         _assert_clean("a response body", body)
         assert UPSTREAM_DETAIL not in body
-    _assert_clean("an exception", _exception_texts(caught.value))
+    _assert_clean("an exception", failure)
     records = everything_logged.records
     assert any(r.name.startswith("httpcore") for r in records)  # the transport's DEBUG records were captured
     _assert_clean("a log record", "\n".join(f"{r.getMessage()} {r.__dict__}" for r in records))

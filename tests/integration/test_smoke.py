@@ -24,7 +24,7 @@ from bookrag.services.container import current
 from tests.support.mcp import copy_index, server_env
 from tests.support.stubs import Reply, StubServer
 
-CHECKS = ["health", "retrieve", "tool call", "answer", "refusal", "bad request", "no key refused"]
+CHECKS = ["health", "retrieve", "tool call", "answer", "refusal", "bad request", "no key refused", "stream"]
 
 
 @pytest.fixture(scope="module")
@@ -63,6 +63,9 @@ def test_smoke_passes_against_bookrag_serve(served: tuple[str, str], book_env: A
     version = current().store.book_version()
     assert version is not None and report["book_versions"] == [version.label]
     assert key not in result.stdout
+    # The stream: its first event and first text are timed, and come no later than its end.
+    stream = next(c for c in report["checks"] if c["name"] == "stream")
+    assert 0 < stream["first_event_ms"] <= stream["first_text_ms"] <= stream["ms"]
 
 
 def test_the_table_names_each_check(served: tuple[str, str]) -> None:
@@ -82,7 +85,7 @@ def test_smoke_without_a_key_fails_the_checks_that_need_one(served: tuple[str, s
     assert result.exit_code == 1
     passed = {c["name"]: c["passed"] for c in json.loads(result.stdout)["checks"]}
     assert passed == {"health": True, "retrieve": False, "tool call": False, "answer": False, "refusal": False,
-                      "bad request": False, "no key refused": True}
+                      "bad request": False, "no key refused": True, "stream": False}
 
 
 def test_a_broken_deployment_fails_every_check_without_a_traceback(stub: StubServer) -> None:

@@ -154,11 +154,17 @@ def _retry_after(response: Any, fault: str) -> None:
         assert "retry-after" not in response.headers
 
 
+# Cohere down (a timeout, a 429, a 5xx, a reset or unreadable reply, nothing listening): the query is
+# searched on the BM25 half alone and answered, saying so. Refused credentials or request: the error.
+COHERE_DOWN = [name for name, expect in COHERE_EXPECT.items() if expect.recoverable]
+COHERE_REFUSES = [name for name in COHERE_EXPECT if name not in COHERE_DOWN]
+
+
 @pytest.mark.parametrize("route", ROUTES)
-@pytest.mark.parametrize("fault", COHERE_EXPECT)
+@pytest.mark.parametrize("fault", COHERE_REFUSES)
 def test_cohere_fault(fault: str, route: str, client: TestClient, cohere: StubServer, qdrant: StubServer,
                       configure: Callable[..., None]) -> None:
-    # GIVEN a healthy store and a Cohere that fails this way
+    # GIVEN a healthy store and a Cohere that refuses this way
     _route_or_skip(client, route)
     expect = COHERE_EXPECT[fault]
     reply = FAULTS[fault].reply
@@ -176,6 +182,33 @@ def test_cohere_fault(fault: str, route: str, client: TestClient, cohere: StubSe
     if expect.calls is not None:
         assert len(cohere.calls(EMBED)) == expect.calls
     assert not qdrant.calls(SEARCH)
+    assert "x-retrieval-mode" not in response.headers
+
+
+@pytest.mark.parametrize("route", ROUTES)
+@pytest.mark.parametrize("fault", COHERE_DOWN)
+def test_cohere_down_falls_back_to_bm25(fault: str, route: str, client: TestClient, cohere: StubServer,
+                                        qdrant: StubServer, configure: Callable[..., None]) -> None:
+    # GIVEN a healthy store and a Cohere that is down this way
+    _route_or_skip(client, route)
+    expect = COHERE_EXPECT[fault]
+    reply = FAULTS[fault].reply
+    serve_qdrant(qdrant)
+    if reply is not None:
+        cohere.on(EMBED, reply)
+    configure(cohere.url if reply is not None else refused_url(), qdrant.url)
+
+    # WHEN the route is called
+    response = client.post(route, json=ROUTES[route])
+
+    # THEN it is answered from the BM25 half alone (one sparse query, no dense vector), and says so
+    assert response.status_code == 200, response.text
+    assert response.headers["x-retrieval-mode"] == "sparse-fallback"
+    if expect.calls is not None:
+        assert len(cohere.calls(EMBED)) == expect.calls  # the same bounded attempts, no more
+    searches = [r.json() for r in qdrant.calls(SEARCH)]
+    assert searches and all(s.get("using") == "bm25" and "prefetch" not in s for s in searches)
+    assert "Install ROS 2 Humble" in response.text  # the stub's one chunk, found by its words
 
 
 @pytest.mark.parametrize("route", ROUTES)

@@ -102,3 +102,66 @@ def test_fragment_url_keeps_the_section_anchor() -> None:
     assert fragment_url("http://x/docs/a", "Nav2 keeps two costmaps.") == \
         "http://x/docs/a#:~:text=Nav2%20keeps%20two%20costmaps."
     assert fragment_url(URL, "```") == URL  # nothing renders: no directive
+
+
+# --- the start is unique on the page: the browser highlights the first match ---------------------------
+
+
+def test_a_start_that_occurs_earlier_on_the_page_grows_until_it_does_not() -> None:
+    raw = "Verification: all components work together and the robot stands on its own."
+    before = "Quiz\n\n- Verification: all components work together in simulation"
+
+    directive = unquote(fragment_directive(raw, before))
+
+    # The quiz option above shares its first six words: the start takes the seventh too.
+    assert directive.removeprefix("text=").split(",")[0] == "Verification: all components work together and"
+    assert unquote(fragment_directive(raw, "")).split(",")[0] == "text=Verification: all components work"
+
+
+def test_a_line_that_occurs_earlier_whole_gets_the_words_before_it_as_prefix() -> None:
+    raw = "Run the launch file."
+    before = "Lab 1\n\nRun the launch file.\n\nLab 2\n\nThen, when the map is saved:"
+
+    directive = fragment_directive(raw, before)
+
+    prefix, start = directive.removeprefix("text=").split(",")
+    assert unquote(prefix) == "map is saved:-"
+    assert unquote(start) == "Run the launch file."
+
+
+def test_a_quote_never_starts_with_its_heading_s_text() -> None:
+    heading_line = fragment_directive("### Instructions\n\nCreate a simple robot model in URDF with two links.",
+                                      "", "Instructions")
+    label = fragment_directive("Instructions: Create a simple robot model in URDF with two links.", "",
+                               "Instructions")
+
+    for directive in (heading_line, label):
+        assert unquote(directive).startswith("text=Create a simple robot model"), directive
+
+
+def test_a_unique_start_is_unchanged() -> None:
+    raw = "Planners use costmaps, grids in which every cell holds a cost and the robot avoids the high ones."
+    assert fragment_directive(raw, "Navigation\n\nSomething else entirely.") == fragment_directive(raw)
+
+
+def test_a_heading_kept_as_a_plain_line_in_the_chunk_is_not_the_start() -> None:
+    raw = "Technical Support\n\n- Direct manufacturer support for specialized components\n- Community support"
+
+    directive = unquote(fragment_directive(raw, "", "Maintenance and Upgrades"))
+
+    assert directive.startswith("text=Direct manufacturer support"), directive
+
+
+def test_a_prefix_never_spans_more_than_the_block_above() -> None:
+    before = "| Platform | Traditional Approaches |\n|---|---|\n| Execution Time | Short |"
+    directive = unquote(fragment_directive("| Execution Time | Long |", before))
+
+    prefix = directive.removeprefix("text=").split(",")[0]
+    assert prefix == "Short-", directive  # one table cell: a match cannot cross cells
+
+
+def test_a_list_item_under_a_heading_that_the_sidebar_also_lists_links_to_its_section_only() -> None:
+    before = "Chapter 1: Introduction to ROS 2 Architecture\nChapter 2: Topics\n\nModule Structure\n\n- "
+
+    assert fragment_directive("Chapter 1: Introduction to ROS 2 Architecture", before) == ""
+    assert fragment_url(URL, "Chapter 1: Introduction to ROS 2 Architecture", before) == URL

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from bookrag import errors
+from bookrag.adapters.circuit import CircuitBreaker
 from bookrag.adapters.cohere import ClientProvider, call_cohere
 
 if TYPE_CHECKING:
@@ -29,6 +30,8 @@ class CohereReranker:
         self.settings = settings
         self.model = settings.cohere_rerank_model
         self._client = client
+        # A dead reranker is skipped (the fused order is kept) without costing each request its timeout.
+        self.breaker = CircuitBreaker(f"cohere/{self.model}")
 
     def scores(self, query: str, documents: Sequence[str]) -> list[tuple[int, float]]:
         """(index into `documents`, relevance score) pairs, most relevant first."""
@@ -40,4 +43,4 @@ class CohereReranker:
                 raise errors.EmbeddingUnavailableError("The reranker returned an unknown document index")
             return ranked
 
-        return call_cohere(rerank, "embedding", timeout_s=self.settings.cohere_timeout_s)
+        return self.breaker.call(lambda: call_cohere(rerank, "embedding", timeout_s=self.settings.cohere_timeout_s))

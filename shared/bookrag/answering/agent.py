@@ -64,7 +64,7 @@ from bookrag.answering.deobfuscation import readings
 from bookrag.answering.gate import vouched
 from bookrag.answering.rewriters import OfflineRewriter, Rewriter
 from bookrag.answering.selection import match_selection, selection_hits, with_selection
-from bookrag.contracts.agent import MESSAGES, REFUSAL, Response, Source
+from bookrag.contracts.agent import MESSAGES, REFUSAL, Quote, Response, Source
 from bookrag.domain.conversation import Conversation
 from bookrag.domain.deadline import Deadline
 from bookrag.domain.models import SearchHit
@@ -316,9 +316,22 @@ class BookRAGAgent:
         text, cited = verify_citations(draft, ledger)
         if not cited:
             return self._refusal("uncited_answer", nearest)
-        sources = [Source.from_hit(h).model_copy(update={
-            "quotes": quotes_for(h, draft.spans.get(h.chunk_id, []), draft.support)}) for h in cited]
+        sources = [Source.from_hit(h).model_copy(update={"quotes": self._quotes(h, draft.spans.get(h.chunk_id, []),
+                                                                                draft.support)})
+                   for h in cited]
         return Response(answer=text, sources=sources, is_refusal=False, refusal_reason="")
+
+    def _quotes(self, hit: SearchHit, spans: list[tuple[int, int]],
+                support: dict[tuple[str, int, int], float]) -> list[Quote]:
+        """The quotes of `spans`, each with its grounding `support`; their links start with text that is
+        unique on the page (spans.py)."""
+        if not spans:
+            return []
+        try:
+            before = self.retriever.page_before(hit)
+        except errors.BookRAGError:  # the page above is only a refinement of the link: the quote stays
+            before = ""
+        return quotes_for(hit, spans, support, before)
 
     def leaks(self, text: str) -> bool:
         """True when `text` holds a configured secret or a passage of the system prompt, also encoded

@@ -59,16 +59,19 @@ def smoke(
     off_book: Annotated[str, typer.Option(help="A question the book does not answer")]
     = "What is the capital of France?",
     timeout: Annotated[float, typer.Option(help="Seconds per request")] = 30.0,
+    stream_url: Annotated[str | None, typer.Option("--stream-url", help="The stream function's URL (the stack's "
+                                                   "StreamUrl output); default: URL")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON (for CI)")] = False,
 ) -> None:
     """Check a running deployment: health, a retrieval, a tool call, an answer, a refusal, a bad request,
-    and a request without a key. Prints a pass/fail table with timings; exit status 1 if any check fails."""
+    a request without a key, and the answer streamed (time to its first event and first text against the
+    whole answer). Prints a pass/fail table with timings; exit status 1 if any check fails."""
     from bookrag.devtools.smoke import run_smoke
 
     if not url.startswith(("http://", "https://")):
         typer.secho("error: URL must start with http:// or https://", fg=typer.colors.RED, err=True)
         raise typer.Exit(2)
-    report = run_smoke(url, api_key, question=question, off_book=off_book, timeout_s=timeout)
+    report = run_smoke(url, api_key, question=question, off_book=off_book, timeout_s=timeout, stream_url=stream_url)
     if as_json:
         echo_json(report.as_dict())
     else:

@@ -1,7 +1,9 @@
-"""`bookrag smoke URL`: does a running deployment answer as it should? Seven requests, a pass/fail each.
+"""`bookrag smoke URL`: does a running deployment answer as it should? Eight requests, a pass/fail each.
 
-Health, one retrieval, one tool call, one answer, one refusal, one bad request, and a request without a
-key (which must be refused: 401 from the service, 403 from API Gateway's authorizer). Each check records
+Health, one retrieval, one tool call, one answer, one refusal, one bad request, a request without a
+key (which must be refused: 401 from the service, 403 from API Gateway's authorizer), and the answer
+streamed (from `--stream-url`, the stream function's URL, or the API itself), timed to its first event
+and first text against the whole answer: behind a buffered path they all arrive at once. Each check records
 its status and time; nothing here prints the key, and a failure names what was expected, never a body.
 """
 
@@ -28,10 +30,16 @@ class Check:
     ms: float = 0.0
     detail: str = ""
     book_version: str | None = None
+    first_event_ms: float | None = None  # a stream's: its first event, its first text
+    first_text_ms: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "passed": self.passed, "status": self.status, "ms": round(self.ms, 1),
-                "detail": self.detail, "book_version": self.book_version}
+        out = {"name": self.name, "passed": self.passed, "status": self.status, "ms": round(self.ms, 1),
+               "detail": self.detail, "book_version": self.book_version}
+        if self.first_event_ms is not None:
+            out["first_event_ms"] = round(self.first_event_ms, 1)
+            out["first_text_ms"] = round(self.first_text_ms, 1) if self.first_text_ms is not None else None
+        return out
 
 
 @dataclass(slots=True)
@@ -107,8 +115,32 @@ def _code(code: str) -> Callable[[Any], str | None]:
     return test
 
 
+def _stream(client: httpx.Client, url: str, question: str, headers: dict[str, str], check: Check) -> None:
+    """POST the question to the answer stream at `url`; time its first event, first text and end."""
+    started = time.perf_counter()
+    kind, final = "", False
+    with client.stream("POST", url, json={"query": question}, headers=headers) as response:
+        check.status = response.status_code
+        check.book_version = response.headers.get(HEADER)
+        if response.status_code != 200 or not response.headers.get("content-type", "").startswith("text/event-stream"):
+            check.detail = "not an event stream"
+            return
+        for line in response.iter_lines():
+            now = (time.perf_counter() - started) * 1000
+            if line.startswith("event: "):
+                kind = line.removeprefix("event: ")
+                check.first_event_ms = check.first_event_ms if check.first_event_ms is not None else now
+                if kind in ("delta", "final") and check.first_text_ms is None:
+                    check.first_text_ms = now
+                final = final or kind == "final"
+    check.ms = (time.perf_counter() - started) * 1000
+    check.passed = final
+    check.detail = (f"first event {check.first_event_ms or 0:.0f} ms, first text {check.first_text_ms or 0:.0f} ms, "
+                    f"whole {check.ms:.0f} ms") if final else "the stream ended without its final event"
+
+
 def run_smoke(url: str, api_key: str | None, *, question: str = DEFAULT_QUESTION,
-              off_book: str = DEFAULT_OFF_BOOK, timeout_s: float = 30.0,
+              off_book: str = DEFAULT_OFF_BOOK, timeout_s: float = 30.0, stream_url: str | None = None,
               transport: httpx.BaseTransport | None = None) -> SmokeReport:
     """Run every check against `url` (the API's base URL) and return the report; raises nothing."""
     base = url.rstrip("/")
@@ -143,4 +175,14 @@ def run_smoke(url: str, api_key: str | None, *, question: str = DEFAULT_QUESTION
                 check.detail = problem or "ok"
             check.ms = (time.perf_counter() - started) * 1000
             report.checks.append(check)
+        check = Check("stream")
+        stream = (stream_url or base).rstrip("/")
+        try:
+            _stream(client, stream if stream.endswith("/api/answer/stream") else stream + "/api/answer/stream",
+                    question, keyed, check)
+        except httpx.TimeoutException:
+            check.detail = f"no answer within {timeout_s:g} s"
+        except (httpx.HTTPError, httpx.InvalidURL) as exc:
+            check.detail = f"request failed ({type(exc).__name__})"
+        report.checks.append(check)
     return report

@@ -15,25 +15,34 @@ score: the lowest cosine among itself and every result ranked above it (a runnin
 - where the ranker agrees with cosine (always, in dense mode) the score *is* the cosine.
 
 `order="score"` gives the former behaviour (sorted by cosine, score = cosine), for comparison.
+
+When the query cannot be embedded because the embedder is down (a timeout, a 429, a 5xx, or its
+circuit open: a recoverable `EmbeddingError`), the search runs on the BM25 half alone
+(`sparse-fallback`, `domain.retrieval_mode`), and a hit's "cosine" is its lexical coverage instead: the
+share of the query's content words (stemmed) its text and headings hold. Thresholds keep their
+meaning of "enough of the question is there"; an auth or configuration error is still raised.
 """
 
 from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
 from bookrag.adapters.store.port import BookStore, Fusion
-from bookrag.domain.models import ChunkPayload, Filters, SearchHit, SearchResult, SparseVector
+from bookrag.domain.models import ChunkPayload, Filters, SearchHit, SearchResult, SparseVector, StoredHit
 from bookrag.domain.query import Interface
+from bookrag.domain.retrieval_mode import mark_degraded
 from bookrag.domain.thresholds import DEFAULT_THRESHOLDS
-from bookrag.errors import ConfigError, InvalidInputError
+from bookrag.errors import ConfigError, EmbeddingError, InvalidInputError
+from bookrag.observability import record_fallback
 from bookrag.retrieval.ranking import diversify, monotone_scores
 from bookrag.retrieval.rerank import RelevanceModel, rerank
-from bookrag.text.bm25 import BM25Encoder, term_id
+from bookrag.text.bm25 import BM25Encoder, term_id, tokenize
+from bookrag.text.overlap import carried_over, joined
 
 if TYPE_CHECKING:
     from bookrag.adapters.embedders import CachedEmbedder
@@ -77,6 +86,20 @@ class SearchOptions:
     fusion: Fusion | None = None  # None: DEFAULT_FUSION
 
 
+def lexical_coverage(query: str, hits: list[StoredHit]) -> list[StoredHit]:
+    """`hits` with the share of the query's content words each one holds as its similarity (the
+    sparse fallback has no query vector to measure a cosine with)."""
+    wanted = set(tokenize(query))
+    if not wanted:
+        return hits
+    out = []
+    for h in hits:
+        p = h.payload
+        terms = set(tokenize(" ".join([p.doc_title, *p.heading_path, p.content_text])))
+        out.append(replace(h, cosine=len(wanted & terms) / len(wanted)))
+    return out
+
+
 class Retriever:
     """Embeds the query, searches the store, applies threshold, reranking and diversity. Thread-safe."""
 
@@ -87,6 +110,7 @@ class Retriever:
         self.store = store
         self.reranker = reranker
         self.bm25 = BM25Encoder()
+        self._titles: tuple[str, list[str]] | None = None
 
     def describe(self) -> dict[str, Any]:
         """The ranking configuration, for evaluation reports and health output."""
@@ -106,15 +130,26 @@ class Retriever:
         if not query:
             raise InvalidInputError("Query text is required", code="MISSING_QUERY", field="query")
         t0 = time.perf_counter()
-        vector = self.embedder.embed_query(query)
+        mode = opts.mode or self.settings.retrieval_mode
+        sparse = self.bm25.encode_query(query)
+        try:
+            vector = self.embedder.embed_query(query)
+        except EmbeddingError as exc:
+            if not exc.recoverable or not sparse.indices:  # a bad key is not an outage; no words, no BM25
+                raise
+            record_fallback(exc.code)
+            mark_degraded()
+            vector, mode = None, "sparse"
         t1 = time.perf_counter()
         self.store.check_embedder(self.embedder.name, self.embedder.dimension)
-        mode = opts.mode or self.settings.retrieval_mode
-        stored = self.store.search(vector, self.bm25.encode_query(query), mode=mode,
+        dense = vector if vector is not None else np.zeros(self.embedder.dimension, dtype=np.float32)
+        stored = self.store.search(dense, sparse, mode=mode,
                                    limit=candidate_limit(opts.top_k), filters=opts.filters,
                                    rrf_k=self.settings.rrf_k, fusion=opts.fusion or DEFAULT_FUSION)
+        if vector is None:
+            stored = lexical_coverage(query, stored)
         kept = [h for h in stored if h.cosine >= opts.min_score]
-        reranker = self._reranker(opts.rerank)
+        reranker = self._reranker(opts.rerank)  # down: its circuit skips it, the fused order stays
         if reranker is not None:
             kept = rerank(reranker, query, kept)
         t2 = time.perf_counter()
@@ -125,7 +160,8 @@ class Retriever:
         scores = monotone_scores([h.cosine for h in chosen])
         hits = [SearchHit(chunk_id=h.chunk_id, score=round(score, 6), rank_score=h.rank_score, payload=h.payload)
                 for h, score in zip(chosen, scores, strict=True)]
-        return SearchResult(hits=hits, total_candidates=len(stored), query_vector=vector.tolist(),
+        return SearchResult(hits=hits, total_candidates=len(stored),
+                            query_vector=vector.tolist() if vector is not None else [],
                             embed_ms=(t1 - t0) * 1000, search_ms=(t2 - t1) * 1000)
 
     def _reranker(self, wanted: bool | None) -> RelevanceModel | None:
@@ -151,6 +187,27 @@ class Retriever:
         wanted = [i for i in range(idx - window, idx + window + 1) if i != idx and i >= 0]
         return [c for c in self.store.fetch_chunks(hit.source_file, wanted) if c.chunk_index != idx]
 
+
+    def page_before(self, hit: SearchHit) -> str:
+        """What the hit's rendered page shows above it: the sidebar (every page's title), then its file's
+        earlier chunks, each sentence once. What a text fragment's start must not occur in."""
+        texts = [c.content_text for c in self.store.fetch_chunks(hit.source_file, list(range(hit.chunk_index)))] \
+            if hit.chunk_index > 0 else []
+        page = joined(texts)
+        # Its last chunk's tail is the hit's own start, carried over: not above the hit.
+        shared = carried_over(texts[-1], hit.text) if texts else 0
+        return "\n".join([*self.page_titles(), page[: len(page) - shared] if shared else page])
+
+    def page_titles(self) -> list[str]:
+        """Every page's title, as a sidebar lists them; read once per book version."""
+        version = self.store.book_version()
+        key = version.label if version else ""
+        if self._titles is None or self._titles[0] != key:
+            pages = {(int(p.get("page_number") or 0), str(p.get("source_file") or "")): str(p.get("doc_title") or "")
+                     for p in self.store.scroll_payloads(["doc_title", "page_number", "source_file"])}
+            # In the book's order (the table of contents'), as the sidebar lists them.
+            self._titles = (key, [title for _, title in sorted(pages.items()) if title])
+        return self._titles[1]
 
     def uses_term(self, term: str) -> bool:
         """True when the book contains the stemmed `term` anywhere: its sparse index holds every term."""

@@ -13,10 +13,10 @@ from urllib.parse import urlsplit
 
 from bookrag.adapters.store.port import BookStore
 from bookrag.domain.models import PAYLOAD_FIELDS, ChunkPayload
+from bookrag.text.overlap import carried_over
 
 _TOC_FIELDS = ("source_file", "source_url", "doc_title", "module_name", "page_number", "total_chunks",
                "chunk_index", "section_heading")
-_MIN_OVERLAP = 20  # shorter shared text is a coincidence, not the packer's overlap
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +71,7 @@ def document_text(store: BookStore, entry: DocumentEntry) -> str:
             section, previous = chunk.section_heading, ""
             if section and section != entry.title:
                 parts.append(f"## {section}")
-        shared = _overlap(previous, text)
+        shared = carried_over(previous, text)
         if text[shared:].strip():
             parts.append(text[shared:].strip())
         previous = text
@@ -101,7 +101,7 @@ def _sections(store: BookStore, entry: DocumentEntry) -> list[tuple[str, str, li
         if not out or out[-1][0] != chunk.section_heading:
             out.append((chunk.section_heading, chunk.source_url, []))
             previous = ""
-        text = chunk.content_text[_overlap(previous, chunk.content_text):]
+        text = chunk.content_text[carried_over(previous, chunk.content_text):]
         previous = chunk.content_text
         headings = {chunk.doc_title, chunk.section_heading, *chunk.heading_path}
         paragraphs = text.strip().split("\n\n")
@@ -116,10 +116,3 @@ def _chunks(store: BookStore, entry: DocumentEntry) -> list[ChunkPayload]:
     return sorted((ChunkPayload.from_dict(p) for p in store.scroll_payloads(PAYLOAD_FIELDS, entry.source_file)),
                   key=lambda c: c.chunk_index)
 
-
-def _overlap(previous: str, text: str) -> int:
-    """Length of the longest start of `text` that ends `previous` (the packer's carried-over prose)."""
-    for k in range(min(len(previous), len(text)), _MIN_OVERLAP - 1, -1):
-        if previous.endswith(text[:k]):
-            return k
-    return 0

@@ -15,6 +15,7 @@ from bookrag.web.middleware.api_key import ApiKeyAuth
 from bookrag.web.middleware.body_limit import BodySizeLimit
 from bookrag.web.middleware.book_version import BookVersionHeader
 from bookrag.web.middleware.cors import Cors
+from bookrag.web.middleware.retrieval_mode import RetrievalModeHeader
 
 AppKind = Literal["retrieval", "agent", "all"]
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
@@ -39,6 +40,8 @@ def create_app(kind: AppKind = "all") -> FastAPI:
     app.add_middleware(ApiKeyAuth)
     # Every response carries X-Book-Version, a refused one too; one book version per request.
     app.add_middleware(BookVersionHeader)
+    # X-Retrieval-Mode: sparse-fallback when the query could not be embedded and BM25 answered alone.
+    app.add_middleware(RetrievalModeHeader)
     # Outermost: a browser's preflight carries no key, and an error answered to an allowed site must carry
     # its CORS header for the widget to read it.
     app.add_middleware(Cors)

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
+from bookrag.adapters.circuit import CircuitBreaker
 from bookrag.adapters.cohere import ClientProvider, call_cohere
 from bookrag.errors import EmbeddingError
 
@@ -29,6 +30,8 @@ class CohereEmbedder:
         self.model = settings.cohere_embed_model
         self.name = f"cohere/{self.model}"
         self.dimension = DIMENSIONS.get(self.model, 1024)
+        # Queries only: a request can fall back to BM25 when Cohere is down; an ingest cannot, and fails.
+        self.breaker = CircuitBreaker(f"{self.name} queries")
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         """Raises `EmbeddingError` subclasses; waits out rate limits (ingest is a batch job)."""
@@ -41,8 +44,10 @@ class CohereEmbedder:
         return np.vstack(out) if out else np.zeros((0, self.dimension), dtype=np.float32)
 
     def embed_query(self, text: str) -> np.ndarray:
-        """At most one retry, never waiting more than a second: this runs inside an API request."""
-        vectors = self._call([text], "search_query", timeout_s=self._settings.cohere_timeout_s)
+        """At most one retry, never waiting more than a second: this runs inside an API request. While
+        the circuit is open (Cohere failed just now) `CircuitOpenError`, at once."""
+        timeout_s = self._settings.cohere_timeout_s
+        vectors = self.breaker.call(lambda: self._call([text], "search_query", timeout_s=timeout_s))
         first: np.ndarray = vectors[0]
         return first
 

@@ -9,6 +9,14 @@ highlight the quoted words on the rendered page:
 - a short quote on one line is matched whole (`text=start`); a longer one, or one spanning lines
   (a list, table rows), as a range (`text=textStart,textEnd`: its first and last few words, each
   taken within one line, since a single match cannot cross a block boundary);
+- the browser highlights the *first* match on the page, so the start must not occur earlier on it
+  (`before`: the page's text above the quote: its title and breadcrumbs, earlier sections, the
+  quote's own line up to it): a start that does occur earlier grows, word by word, up to its whole
+  line, and if that line itself occurs earlier, the words just before the quote become its `prefix-`;
+  where even that is not unique (a list of the book's pages, as the sidebar lists them) or the block
+  above is a heading, the link is the section's anchor alone: no highlight rather than a wrong one;
+- a quote never starts with its heading's own text (a heading line, or its section heading as a label
+  "Instructions: ..."): that text is in the sidebar, the breadcrumbs and the table of contents too;
 - each value is percent-encoded: everything but ASCII letters, digits and `_.~!*'()` is escaped,
   including `-`, `&` and `,`, which are the directive's own syntax;
 - a `source_url` that already ends in `#anchor` keeps it: `#anchor:~:text=...`.
@@ -61,44 +69,113 @@ def _segments(raw: str) -> list[str]:
     return out
 
 
-def fragment_directive(raw: str) -> str:
-    """`text=...` for a raw span; '' when the span renders to nothing."""
-    segments = _segments(raw)
+_HEADING_LINE = re.compile(r"^\s{0,3}#{1,6}\s+")
+_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
+_PREFIX_WORDS = 3
+_TITLE_WORDS = 8
+
+
+def _words(text: str) -> list[str]:
+    return [w.casefold() for w in _WORD.findall(text)]
+
+
+def _occurs(needle: list[str], haystack: list[str]) -> bool:
+    """Whether the word sequence `needle` occurs in `haystack` (word-bounded, case-folded)."""
+    n = len(needle)
+    return n > 0 and any(haystack[i:i + n] == needle for i in range(len(haystack) - n + 1))
+
+
+def _title_line(lines: list[str]) -> bool:
+    """A short line of its own with no sentence end, before a blank line and more text: a heading as the
+    chunk text keeps it (its `#` marks dropped), or a label."""
+    line = lines[0].strip()
+    return (len(lines) > 2 and not lines[1].strip() and 0 < len(line.split()) <= _TITLE_WORDS
+            and not LIST_ITEM.match(lines[0]) and not TABLE_ROW.match(lines[0]) and line[-1] not in ".!?:;,")
+
+
+def _without_heading(raw: str, heading: str) -> tuple[str, str]:
+    """(what goes, what stays) of `raw`: a leading heading line goes, and so does its section heading
+    used as a lead-in label ("Instructions: ...")."""
+    lines = raw.splitlines(keepends=True)
+    dropped = []
+    while len(lines) > 1 and (_HEADING_LINE.match(lines[0]) or not lines[0].strip() or _title_line(lines)):
+        dropped.append(lines.pop(0))
+    text = "".join(lines)
+    label = _words(heading)
+    if label and _words(text)[: len(label)] == label:
+        lead = re.match(r"^\W*" + r"\W+".join(re.escape(w) for w in heading.split()) + r"[\s*_:.\-–—]*", text,
+                        flags=re.I)
+        if lead and len(_words(text[lead.end():])) >= 2:
+            dropped.append(text[: lead.end()])
+            text = text[lead.end():]
+    return "".join(dropped), text
+
+
+def fragment_directive(raw: str, before: str = "", heading: str = "") -> str:
+    """`text=...` for a raw span; '' when the span renders to nothing. `before`: the rendered page's text
+    above the span (see the module docstring); `heading`: the span's section heading."""
+    dropped, kept = _without_heading(raw, heading)
+    segments = _segments(kept)
     if not segments:
         return ""
+    before = f"{before}\n{dropped}" if dropped else before
     first, last = segments[0].split(), segments[-1].split()
-    if len(segments) == 1 and len(first) <= _EXACT_MAX_WORDS:
-        return "text=" + encode_fragment_value(segments[0])
-    start = " ".join(first[:_RANGE_WORDS])
-    end = " ".join(last[-_RANGE_WORDS:])
-    return f"text={encode_fragment_value(start)},{encode_fragment_value(end)}"
+    earlier = _words(" ".join(_segments(before)))
+    exact = len(segments) == 1 and len(first) <= _EXACT_MAX_WORDS
+    take = len(first) if exact else min(_RANGE_WORDS, len(first))
+    while take < len(first) and _occurs(_words(" ".join(first[:take])), earlier):
+        take += 1
+    start = " ".join(first[:take])
+    prefix = ""
+    if _occurs(_words(start), earlier):  # its whole line occurs earlier: the words before it decide
+        above = _segments(before)  # the block just above (one table cell, one line): a prefix spans no more
+        prefix = " ".join(above[-1].split()[-_PREFIX_WORDS:]) if above else ""
+        # The line above, past the quote's own list bullet ("- " left when the span starts after it).
+        lines = [line for line in before.splitlines() if line.strip() and not LIST_ITEM.fullmatch(line)]
+        heading_above = bool(lines) and (bool(_HEADING_LINE.match(lines[-1])) or _title_line([lines[-1], "", "."]))
+        # Not after a heading (the theme ends it with its hidden anchor link), nor where the block above
+        # and the line occur together earlier too (a list of the book's pages, as the sidebar shows them):
+        # then the section's anchor alone, which lands on the section without highlighting elsewhere.
+        if not prefix or heading_above or _occurs(_words(f"{prefix} {start}"), earlier):
+            return ""
+    if take == len(first) and len(segments) == 1:
+        value = "text=" + encode_fragment_value(start)
+    else:
+        value = f"text={encode_fragment_value(start)},{encode_fragment_value(' '.join(last[-_RANGE_WORDS:]))}"
+    return value.replace("text=", f"text={encode_fragment_value(prefix)}-,", 1) if prefix else value
 
 
-def fragment_url(source_url: str, raw: str) -> str:
-    directive = fragment_directive(raw)
+def fragment_url(source_url: str, raw: str, before: str = "", heading: str = "") -> str:
+    directive = fragment_directive(raw, before, heading)
     if not directive or not source_url:
         return source_url
     base = source_url.split(":~:", 1)[0]
     return f"{base}:~:{directive}" if "#" in base else f"{base}#:~:{directive}"
 
 
-def make_quote(hit: SearchHit, start: int, end: int, support: float | None = None) -> Quote | None:
-    """The quote of `hit.text[start:end]`, or None for an empty or out-of-range span."""
+def make_quote(hit: SearchHit, start: int, end: int, support: float | None = None,
+               page_before: str = "") -> Quote | None:
+    """The quote of `hit.text[start:end]`, or None for an empty or out-of-range span. `support`: a grounded
+    draft's score of the span; `page_before`: the page's text above the chunk (its earlier chunks), so that
+    the fragment's start is unique on the page."""
     text = hit.text
     if not 0 <= start < end <= len(text):
         return None
     raw = text[start:end]
-    return Quote(text=raw, start=start, end=end, fragment_url=fragment_url(hit.payload.source_url, raw),
-                 support=support)
+    p = hit.payload
+    # What the rendered page shows above the quote: the sidebar's and breadcrumbs' titles, then the page.
+    before = "\n".join([p.doc_title, *p.heading_path, page_before, text[:start]])
+    return Quote(text=raw, start=start, end=end,
+                 fragment_url=fragment_url(p.source_url, raw, before, hit.section_heading), support=support)
 
 
 def quotes_for(hit: SearchHit, spans: list[tuple[int, int]],
-               support: dict[tuple[str, int, int], float] | None = None) -> list[Quote]:
+               support: dict[tuple[str, int, int], float] | None = None, page_before: str = "") -> list[Quote]:
     """Quotes for `spans` of one chunk, in reading order, each span once; `support`: a grounded
     draft's score of each span, (chunk id, start, end) -> 0..1."""
     out: list[Quote] = []
     for start, end in sorted(set(spans)):
-        q = make_quote(hit, start, end, (support or {}).get((hit.chunk_id, start, end)))
+        q = make_quote(hit, start, end, (support or {}).get((hit.chunk_id, start, end)), page_before)
         if q is not None:
             out.append(q)
     return out

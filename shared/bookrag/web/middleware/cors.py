@@ -53,7 +53,7 @@ class Cors:
         async def send_with_cors(message: dict[str, Any]) -> None:
             if message["type"] == "http.response.start":
                 message = {**message, "headers": [*message.get("headers", []), *allow,
-                                                  (b"access-control-expose-headers", b"Retry-After")]}
+                                                  (b"access-control-expose-headers", b"Retry-After, X-Retrieval-Mode")]}
             await send(message)
 
         await self.app(scope, receive, send_with_cors)

@@ -1,6 +1,11 @@
 /*! bookrag "Ask the book" widget, v1. No framework, no build step.
  * <script src="https://API/widget/v1/bookrag.js" data-book="My Book" defer></script>
  * data-api: the service's base URL (default: where this script was loaded from)
+ * data-stream-api: where answers stream from, the stream function's URL (the StreamUrl output; with or
+ *   without its /api/answer/stream path; default: data-api's /api/answer/stream)
+ * data-position: the launcher's corner, "bottom-right" (default) or "bottom-left"
+ * data-avoid: CSS selectors of the site's own fixed controls the launcher must not cover, besides the
+ *   Docusaurus theme's back-to-top button and table of contents (comma-separated)
  * data-book: the book's name, shown in the panel's title
  * data-key: a publishable key (brk_pub_...), when the service requires keys; never a secret key
  * data-page-url: this page's URL in the book (default: location without its #fragment)
@@ -16,6 +21,15 @@
   var scriptUrl = new URL(script.src, location.href);
   var API = (ds.api || scriptUrl.origin).replace(/\/+$/, "");
   var CSS_URL = new URL("bookrag.css", scriptUrl).href;
+  var STREAM = (function (url) {
+    if (!url) return API + "/api/answer/stream";
+    url = url.replace(/\/+$/, "");
+    return /\/api\/answer\/stream$/.test(url) ? url : url + "/api/answer/stream";
+  })(ds.streamApi);
+  var LEFT = ds.position === "bottom-left";
+  // Fixed controls of the theme (Docusaurus: back-to-top, the table of contents column) and the owner's.
+  var AVOID = [".theme-back-to-top-button", ".theme-doc-toc-desktop"].concat(
+    (ds.avoid || "").split(",").map(function (x) { return x.trim(); }).filter(Boolean));
   var BOOK = ds.book || "the book";
   var KEY = ds.key || "";
   var MAX_SELECTION = 2000, MAX_QUESTION = 1000, MAX_TURNS = 10, MAX_ANSWER = 1500, MAX_BODY = 14000;
@@ -71,6 +85,44 @@
     });
   }
 
+  // Answer Markdown: paragraphs, "-"/"*"/"1." lists and ``` fenced code become elements; code is text in a
+  // <pre> that scrolls sideways inside the panel. Nothing is ever parsed as HTML.
+  function renderMarkdown(target, text, sources) {
+    target.textContent = "";
+    var lines = text.replace(/\r\n?/g, "\n").split("\n"), i = 0, para = [], list = null;
+    function flush() {
+      if (para.length) { var p = el("p"); renderText(p, para.join(" "), sources); target.appendChild(p); }
+      para = [];
+    }
+    while (i < lines.length) {
+      var line = lines[i], fence = /^\s*(```+|~~~+)\s*([\w+-]*)\s*$/.exec(line);
+      if (fence) {
+        flush(); list = null;
+        var code = [], close = fence[1];
+        for (i++; i < lines.length && lines[i].trim() !== close; i++) code.push(lines[i]);
+        var pre = el("pre", { "class": "bookrag-code", tabindex: "0" });
+        pre.appendChild(el("code", fence[2] ? { "data-lang": fence[2] } : {}, code.join("\n")));
+        target.appendChild(pre);
+        i++;
+        continue;
+      }
+      var item = /^\s*(?:([-*+])|(\d+)[.)])\s+(.*)$/.exec(line);
+      if (item) {
+        flush();
+        var tag = item[1] ? "ul" : "ol";
+        if (!list || list.tagName.toLowerCase() !== tag) { list = el(tag); target.appendChild(list); }
+        var li = el("li");
+        renderText(li, item[3], sources);
+        list.appendChild(li);
+      } else if (!line.trim()) { flush(); list = null; }
+      else if (list && /^\s{2,}\S/.test(line)) {  // a list item's continuation line
+        var last = list.lastChild; renderText(last, last.textContent + " " + line.trim(), sources);
+      } else { list = null; para.push(line.trim().replace(/^#{1,6}\s+/, "")); }
+      i++;
+    }
+    flush();
+  }
+
   function link(src) {
     return src.quotes && src.quotes.length ? src.quotes[0].fragment_url : src.source_url;
   }
@@ -92,7 +144,7 @@
   // --- the launcher and the selection button: styled inline, so nothing loads before they are used ----
   var launcher = el("button", { type: "button", "class": "bookrag-launcher", "aria-haspopup": "dialog",
     "aria-expanded": "false", "aria-controls": "bookrag-panel", "data-testid": "bookrag-open" }, "Ask the book");
-  launcher.style.cssText = "position:fixed;right:20px;bottom:20px;z-index:2147483000;padding:10px 16px;" +
+  launcher.style.cssText = "position:fixed;" + (LEFT ? "left" : "right") + ":20px;bottom:20px;z-index:2147483000;padding:10px 16px;" +
     "border-radius:999px;border:0;background:#2e6bd6;color:#fff;font:600 15px/1.2 system-ui,sans-serif;" +
     "cursor:pointer;box-shadow:0 2px 10px rgba(0,0,0,.25)";
   var askSel = el("button", { type: "button", "class": "bookrag-ask-selection", "data-testid": "bookrag-ask-selection",
@@ -102,6 +154,58 @@
     "box-shadow:0 2px 8px rgba(0,0,0,.25)";
   root.appendChild(launcher);
   applyTheme();
+
+  // The launcher keeps clear of the page's fixed controls: above the back-to-top button (present while
+  // hidden too, so the launcher does not jump when it appears), beside the table of contents' column.
+  function overlaps(a, b) {
+    return a.width && b.width && a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+  }
+  // A fixed control's layout box, its transform ignored: the theme scales back-to-top to 0 while hidden.
+  function layoutBox(node) {
+    if (getComputedStyle(node).position !== "fixed" || !node.offsetWidth) return node.getBoundingClientRect();
+    var left = node.offsetLeft, top = node.offsetTop;
+    return { left: left, top: top, right: left + node.offsetWidth, bottom: top + node.offsetHeight,
+      width: node.offsetWidth, height: node.offsetHeight };
+  }
+  function placeLauncher() {
+    var side = 20, bottom = 20, r, moved = true;
+    launcher.style[LEFT ? "left" : "right"] = side + "px";
+    launcher.style.bottom = bottom + "px";
+    for (var round = 0; moved && round < 4; round++) {
+      moved = false;
+      AVOID.forEach(function (selector) {
+        var nodes;
+        try { nodes = document.querySelectorAll(selector); } catch (e) { return; }
+        Array.prototype.forEach.call(nodes, function (node) {
+          if (root.contains(node)) return;
+          var box = layoutBox(node), me = launcher.getBoundingClientRect();
+          if (!overlaps(me, box)) return;
+          moved = true;
+          var up = innerHeight - box.top + 12;  // above it
+          var aside = LEFT ? box.right + 12 : innerWidth - box.left + 12;  // beside it, towards the page
+          // A tall column (the table of contents): step aside; a small control: rise above it.
+          if (box.height > innerHeight / 3 && aside < innerWidth / 2) {
+            side = aside; launcher.style[LEFT ? "left" : "right"] = side + "px";
+          } else {
+            bottom = up; launcher.style.bottom = bottom + "px";
+          }
+        });
+      });
+    }
+    r = launcher.getBoundingClientRect();
+    launcher.setAttribute("data-placed", Math.round(r.left) + "," + Math.round(r.top));
+  }
+  var placing = false;
+  function schedulePlace() {
+    if (placing) return;
+    placing = true;
+    requestAnimationFrame(function () { placing = false; placeLauncher(); });
+  }
+  window.addEventListener("resize", schedulePlace);
+  window.addEventListener("scroll", schedulePlace, { passive: true });
+  new MutationObserver(schedulePlace).observe(document.body, { childList: true, subtree: true });
+  if (document.readyState === "complete") placeLauncher(); else window.addEventListener("load", placeLauncher);
+  placeLauncher();
   document.body.appendChild(root);
   document.body.appendChild(askSel);
 
@@ -192,9 +296,17 @@
     askSel.style.left = Math.max(0, found.rect.left + window.scrollX) + "px";
     askSel._text = found.text;
   }
+  // selectionchange: a touch long-press and its handles fire neither mouseup nor keyup. Settled first: a
+  // drag fires it on every step.
+  var settle = null;
+  document.addEventListener("selectionchange", function () {
+    clearTimeout(settle);
+    settle = setTimeout(placeAskButton, 120);
+  });
   document.addEventListener("mouseup", function (e) { if (e.target !== askSel) setTimeout(placeAskButton, 0); });
   document.addEventListener("keyup", function (e) { if (e.shiftKey || e.key === "Shift") placeAskButton(); });
   askSel.addEventListener("mousedown", function (e) { e.preventDefault(); }); // keep the selection
+  askSel.addEventListener("pointerdown", function (e) { e.preventDefault(); });
   askSel.addEventListener("click", function () {
     var text = askSel._text;
     askSel.hidden = true;
@@ -270,8 +382,8 @@
     }).then(done, failed);
   }
 
-  function post(path, body) {
-    return fetch(API + path, { method: "POST", headers: headers(), body: JSON.stringify(body), mode: "cors",
+  function post(url, body) {
+    return fetch(/^https?:/.test(url) ? url : API + url, { method: "POST", headers: headers(), body: JSON.stringify(body), mode: "cors",
       credentials: "omit" }).catch(function () { throw { code: "network" }; });
   }
 
@@ -287,7 +399,7 @@
   }
 
   function askStream(body, answer) {
-    return post("/api/answer/stream", body).then(function (res) {
+    return post(STREAM, body).then(function (res) {
       if (res.status === 404 || res.status === 405) throw { fallback: true };
       if (!res.ok) return errorFrom(res);
       if ((res.headers.get("Content-Type") || "").indexOf("text/event-stream") < 0) return res.json();
@@ -303,7 +415,7 @@
         if (kind === "sources") setBusy(true, "Reading " + payload.sources.length + " sections…");
         else if (kind === "delta") {
           text += payload.text;
-          renderText(answer, text, null);
+          renderMarkdown(answer, text, null);
           // How many pieces arrived before the final answer (the browser tests read it).
           answer.setAttribute("data-deltas", String(+(answer.getAttribute("data-deltas") || 0) + 1));
           answer.classList.add("bookrag-streaming");
@@ -351,8 +463,8 @@
         answer.appendChild(more);
       }
     } else {
-      var textNode = el("p");
-      renderText(textNode, response.answer, sources);
+      var textNode = el("div", { "class": "bookrag-text" });
+      renderMarkdown(textNode, response.answer, sources);
       answer.textContent = "";
       answer.setAttribute("data-refusal", "false");
       answer.appendChild(textNode);

@@ -1,0 +1,31 @@
+"""`X-Retrieval-Mode: sparse-fallback` on a response whose retrieval ran on BM25 alone, because the
+query could not be embedded (`domain.retrieval_mode`). A normal response carries no such header."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bookrag.domain.retrieval_mode import HEADER, request_mode
+
+_HEADER = HEADER.lower().encode()
+
+
+class RetrievalModeHeader:
+    """Pure ASGI middleware (see BodySizeLimit). A stream's status line goes after its retrieval
+    (`web.sse.event_stream`), so a streamed answer carries the header too."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        with request_mode() as mode:
+
+            async def stamped(message: dict[str, Any]) -> None:
+                if message["type"] == "http.response.start" and mode.get("mode"):
+                    message = {**message, "headers": [*message.get("headers", []), (_HEADER, mode["mode"].encode())]}
+                await send(message)
+
+            await self.app(scope, receive, stamped)

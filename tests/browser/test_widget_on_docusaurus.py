@@ -1,0 +1,168 @@
+"""The widget on a real Docusaurus 3.10 site (tests/support/docusaurus_site.py: the sample book built with the
+npm registry's packages), in Debian's chromium: it keeps clear of the theme's fixed controls, offers "Ask
+about this" for a touch selection, and renders an answer's Markdown safely and inside its panel."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.support import docusaurus_site as docusaurus
+from tests.support.browser import ANSWER_TIMEOUT_MS, screenshot
+from tests.support.paths import SAMPLE_DOCS
+from tests.support.serve import Served
+
+PAGE = "/docs/module-1-ros2/installation"  # a long page: a table of contents, a back-to-top button
+DONE = "[data-testid=bookrag-answer][data-refusal]"
+
+
+@pytest.fixture(scope="module")
+def site() -> Iterator[str]:
+    with docusaurus.served(docusaurus.build(SAMPLE_DOCS)) as origin:
+        yield origin
+
+
+def add_widget(tab: Any, api: str, **data: str) -> None:
+    """The two lines a book owner adds (docusaurus.config.js `scripts`), as the page runs them."""
+    attrs = {"data-book": "Physical AI", "data-api": api, **{f"data-{k.replace('_', '-')}": v for k, v in data.items()}}
+    tab.evaluate("""([src, attrs]) => new Promise((ok, fail) => {
+        const s = document.createElement('script');
+        s.src = src; s.defer = true; s.onload = ok; s.onerror = fail;
+        for (const [k, v] of Object.entries(attrs)) s.setAttribute(k, v);
+        document.body.appendChild(s);
+    })""", [f"{api}/widget/v1/bookrag.js", attrs])
+    tab.get_by_test_id("bookrag-open").wait_for()
+
+
+BOXES = """() => {
+  const box = el => { const r = el.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
+  const launcher = document.querySelector('[data-testid=bookrag-open]');
+  const toc = document.querySelector('.theme-doc-toc-desktop');
+  const top = document.querySelector('.theme-back-to-top-button');
+  const links = [...document.querySelectorAll('.table-of-contents a')];
+  const last = links[links.length - 1];
+  const r = last.getBoundingClientRect();
+  const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+  return {launcher: box(launcher), toc: box(toc), top: box(top), topShown: getComputedStyle(top).opacity,
+          lastTocReachable: last.contains(hit) || hit === last};
+}"""
+
+
+def _overlap(a: list[float], b: list[float]) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+@pytest.mark.parametrize("corner", ["bottom-right", "bottom-left"])
+def test_the_launcher_covers_neither_back_to_top_nor_the_table_of_contents(site: str, served: Served,
+                                                                          browser: Any, corner: str) -> None:
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    tab = context.new_page()
+    tab.goto(site + PAGE)
+    add_widget(tab, served.base, position=corner)
+    tab.mouse.move(640, 450)
+    tab.mouse.wheel(0, 100_000)  # down to the bottom, then a little up: the theme shows back-to-top
+    tab.wait_for_function("scrollY > 300")
+    tab.mouse.wheel(0, -200)
+    tab.wait_for_function("document.querySelector('.theme-back-to-top-button').className.includes('Show')")
+    tab.wait_for_function("getComputedStyle(document.querySelector('.theme-back-to-top-button')).opacity === '1'")
+
+    boxes = tab.evaluate(BOXES)
+    screenshot(tab, f"docusaurus-launcher-{corner}")
+    context.close()
+
+    assert not _overlap(boxes["launcher"], boxes["top"]), boxes
+    assert not _overlap(boxes["launcher"], boxes["toc"]), boxes
+    assert boxes["lastTocReachable"], "the table of contents' last entry is under something"
+    if corner == "bottom-left":
+        assert boxes["launcher"][0] < 640
+
+
+def test_a_touch_selection_offers_ask_about_this(site: str, served: Served, browser: Any) -> None:
+    context = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True)
+    tab = context.new_page()
+    tab.goto(site + PAGE)
+    add_widget(tab, served.base)
+
+    # A long-press selects a word and its handles extend it: selectionchange only, no mouseup or keyup.
+    selected = tab.evaluate("""() => {
+        const p = [...document.querySelectorAll('article p')].find(x => x.textContent.length > 80);
+        const range = document.createRange();
+        range.selectNodeContents(p);
+        getSelection().removeAllRanges();
+        getSelection().addRange(range);
+        return getSelection().toString().replace(/\\s+/g, ' ').trim();
+    }""")
+    ask = tab.get_by_test_id("bookrag-ask-selection")
+    ask.wait_for(state="visible")
+    ask.tap()
+    chip = tab.locator(".bookrag-chip")
+    chip.wait_for(state="visible")
+    screenshot(tab, "docusaurus-touch-selection")
+    text = chip.inner_text()
+    context.close()
+
+    assert selected[:40] in text.replace("…", "")
+
+
+MARKDOWN = ("Install it with these steps [1]:\n\n"
+            "- Add the **ROS 2** apt repository\n- Run `sudo apt install ros-humble-desktop`\n\n"
+            "1. Source the setup file\n2. Check it: `ros2 --help`\n\n"
+            "```yaml\nmy_node:\n  ros__parameters:\n    "
+            + "a_very_long_parameter_name_that_never_wraps: " + "x" * 160 + "\n```\n\n"
+            "<img src=x onerror=\"window.__injected=1\"> and <script>window.__injected=2</script> stay text.")
+
+
+def _sse(answer: str) -> str:
+    final = {"answer": answer, "is_refusal": False, "refusal_reason": "",
+             "sources": [{"chapter": "Installing ROS 2 Humble", "section": "Installing", "chunk_id": "c1",
+                          "source_url": "http://127.0.0.1/docs/module-1-ros2/installation", "score": 0.9,
+                          "source_file": "module-1-ros2/installation.md", "quotes": []}]}
+    head = answer[: len(answer) // 2]
+    return "".join(f"event: {kind}\ndata: {json.dumps(data)}\n\n" for kind, data in [
+        ("sources", {"sources": final["sources"]}), ("delta", {"text": head}),
+        ("delta", {"text": answer[len(head):]}), ("final", final)])
+
+
+def test_markdown_answers_render_as_lists_and_code_without_html_or_overflow(site: str, served: Served,
+                                                                            browser: Any) -> None:
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    tab = context.new_page()
+    # The service's stream, as a stub on the stream URL the owner configured (data-stream-api).
+    stream_url = f"{served.base}/stream-fn/api/answer/stream"
+    tab.route(stream_url, lambda route: route.fulfill(status=200, body=_sse(MARKDOWN), headers={
+        "content-type": "text/event-stream", "access-control-allow-origin": "*"}))
+    tab.goto(site + PAGE)
+    add_widget(tab, served.base, stream_api=f"{served.base}/stream-fn")
+    tab.get_by_test_id("bookrag-open").click()
+    tab.get_by_test_id("bookrag-input").fill("How do I install ROS 2?")
+    with tab.expect_request(lambda r: r.url == stream_url):
+        tab.get_by_test_id("bookrag-send").click()
+    answer = tab.locator(DONE).first
+    answer.wait_for(timeout=ANSWER_TIMEOUT_MS)
+
+    shape = answer.evaluate("""a => {
+        const pre = a.querySelector('pre'), panel = document.querySelector('#bookrag-panel');
+        return {ul: [...a.querySelectorAll('ul > li')].map(li => li.textContent),
+                ol: [...a.querySelectorAll('ol:not(.bookrag-sources) > li')].map(li => li.textContent),
+                strong: [...a.querySelectorAll('strong')].map(x => x.textContent),
+                code: [...a.querySelectorAll(':not(pre) > code')].map(x => x.textContent),
+                pre: pre && pre.textContent, preScrolls: pre && pre.scrollWidth > pre.clientWidth,
+                preInside: pre && pre.getBoundingClientRect().right <= panel.getBoundingClientRect().right,
+                panelScrollsSideways: document.querySelector('.bookrag-log').scrollWidth
+                    > document.querySelector('.bookrag-log').clientWidth,
+                imgs: a.querySelectorAll('img, script').length, injected: window.__injected || 0,
+                text: a.textContent};
+    }""")
+    screenshot(tab, "docusaurus-markdown-answer")
+    context.close()
+
+    assert shape["ul"] == ["Add the ROS 2 apt repository", "Run sudo apt install ros-humble-desktop"]
+    assert shape["ol"] == ["Source the setup file", "Check it: ros2 --help"]
+    assert shape["strong"] == ["ROS 2"] and "ros2 --help" in shape["code"]
+    assert shape["pre"].startswith("my_node:\n  ros__parameters:\n")  # its lines and indentation kept
+    assert shape["preScrolls"] and shape["preInside"] and not shape["panelScrollsSideways"]
+    assert shape["imgs"] == 0 and shape["injected"] == 0
+    assert '<img src=x onerror="window.__injected=1">' in shape["text"]
