@@ -40,8 +40,6 @@ from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import SecretStr
-
 from bookrag import errors
 from bookrag.answering.answerers.base import (
     CITATION,
@@ -60,7 +58,7 @@ from bookrag.answering.answerers.spans import quotes_for
 from bookrag.answering.citations import Ledger, verify_citations
 from bookrag.answering.context import book_context
 from bookrag.answering.conversation import about_selection
-from bookrag.answering.deobfuscation import readings
+from bookrag.answering.deobfuscation import LeakGuard, secret_values
 from bookrag.answering.gate import vouched
 from bookrag.answering.rewriters import OfflineRewriter, Rewriter
 from bookrag.answering.selection import match_selection, selection_hits, with_selection
@@ -80,9 +78,8 @@ __all__ = ["AgentEvent", "BookRAGAgent", "validate_query"]
 AGENT_DEADLINE_S = 20.0
 MAX_QUERY_CHARS = POLICIES["agent"].max_query_chars
 NEAREST_SECTIONS = 3
-# Six words: the shortest rule line is seven. The refusal sentence and the book's title are left out
-# of the fingerprint, since legitimate answers contain them.
-_FINGERPRINT_WORDS = 6
+# The refusal sentence and the book's title are left out of the prompt's fingerprint, since legitimate
+# answers contain them.
 _NOT_SECRET = (REFUSAL, "Physical AI & Humanoid Robotics textbook")
 
 
@@ -116,11 +113,10 @@ class BookRAGAgent:
         self._threshold = default_threshold(settings, "agent")
         # Grounding reads the cited chunks' neighbours from the store and embeds with the embedder in use.
         self._grounder = Grounder(embed=retriever.embed_documents, neighbours=retriever.adjacent)
-        self._secrets = _secret_values(settings)
         prompt = SYSTEM_PROMPT
         for phrase in _NOT_SECRET:
             prompt = prompt.replace(phrase, " | ")
-        self._prompt_shingles = _shingles(prompt)
+        self._guard = LeakGuard(secret_values(settings), prompt)
 
     def run(self, query: str, conversation: Conversation | None = None) -> Response:
         """Raises `InvalidInputError`, `EmbeddingError`, store errors and `AnswerError` subclasses.
@@ -334,15 +330,8 @@ class BookRAGAgent:
         return quotes_for(hit, spans, support, before)
 
     def leaks(self, text: str) -> bool:
-        """True when `text` holds a configured secret or a passage of the system prompt, also encoded
-        (base64, hex, rot13, URL-encoded, reversed, spaced, zero-width or look-alike letters)."""
-        for view in readings(text):  # case-folded
-            squeezed = "".join(view.split())
-            if any(secret.casefold() in squeezed for secret in self._secrets):
-                return True
-            if _shingles(view) & self._prompt_shingles:
-                return True
-        return False
+        """True when `text` holds a configured secret or a passage of the system prompt (`LeakGuard`)."""
+        return self._guard.leaks(text)
 
     def _nearest(self, question: str) -> list[SearchHit]:
         # Nothing cleared the threshold: show where the book comes closest, so the reader knows where to look.
@@ -392,21 +381,3 @@ def _numbered(text: str, numbers: dict[str, int]) -> str:
                        for label in dict.fromkeys(re.findall(r"S\d+", match.group(1))))
 
     return CITATION.sub(renumber, text)
-
-
-def _secret_values(settings: Settings) -> list[str]:
-    values = []
-    for name in type(settings).model_fields:
-        value = getattr(settings, name)
-        if isinstance(value, SecretStr) and len(value.get_secret_value()) >= 6:
-            values.append(value.get_secret_value())
-    return values
-
-
-def _shingles(text: str) -> set[tuple[str, ...]]:
-    out: set[tuple[str, ...]] = set()
-    for segment in text.split("|"):
-        words = re.findall(r"[a-z0-9]+", segment.lower())
-        out.update(tuple(words[i:i + _FINGERPRINT_WORDS]) for i in range(len(words) - _FINGERPRINT_WORDS + 1))
-    return out
-

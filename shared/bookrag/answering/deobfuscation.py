@@ -15,7 +15,13 @@ import binascii
 import codecs
 import re
 import unicodedata
+from typing import TYPE_CHECKING
 from urllib.parse import unquote_plus
+
+from pydantic import SecretStr
+
+if TYPE_CHECKING:
+    from bookrag.config.settings import Settings
 
 # Cyrillic and Greek letters that render like Latin ones (the common subset of Unicode's confusables).
 _LOOKALIKES = str.maketrans({
@@ -63,3 +69,43 @@ def readings(text: str) -> list[str]:
     visible = "".join(ch for ch in unicodedata.normalize("NFKC", text) if unicodedata.category(ch) != "Cf")
     views.extend(_plain(decoded) for decoded in _decoded_runs(visible))
     return views
+
+
+# Six words: the shortest rule line of the system prompt is seven.
+_FINGERPRINT_WORDS = 6
+
+
+class LeakGuard:
+    """Whether a text holds a configured secret or a passage of the system prompt, also encoded (base64,
+    hex, rot13, URL-encoded, reversed, spaced, zero-width or look-alike letters: `readings`)."""
+
+    def __init__(self, secrets: list[str], prompt: str) -> None:
+        self._secrets = secrets
+        self._prompt_shingles = _shingles(prompt)  # "|" separates phrases that may be quoted freely
+
+    def leaks(self, text: str) -> bool:
+        for view in readings(text):  # case-folded
+            squeezed = "".join(view.split())
+            if any(secret.casefold() in squeezed for secret in self._secrets):
+                return True
+            if _shingles(view) & self._prompt_shingles:
+                return True
+        return False
+
+
+def secret_values(settings: Settings) -> list[str]:
+    """Every secret the settings hold (six characters or more: shorter ones match ordinary words)."""
+    values = []
+    for name in type(settings).model_fields:
+        value = getattr(settings, name)
+        if isinstance(value, SecretStr) and len(value.get_secret_value()) >= 6:
+            values.append(value.get_secret_value())
+    return values
+
+
+def _shingles(text: str) -> set[tuple[str, ...]]:
+    out: set[tuple[str, ...]] = set()
+    for segment in text.split("|"):
+        words = re.findall(r"[a-z0-9]+", segment.lower())
+        out.update(tuple(words[i:i + _FINGERPRINT_WORDS]) for i in range(len(words) - _FINGERPRINT_WORDS + 1))
+    return out
