@@ -12,6 +12,7 @@ from typing import Any
 
 from bookrag.domain.book_version import HEADER, one_version
 from bookrag.errors import BookRAGError
+from bookrag.web.middleware.stamp import stamping
 
 _HEADER = HEADER.lower().encode()
 
@@ -39,11 +40,8 @@ class BookVersionHeader:
             return
         with one_version() as seen:
 
-            async def stamped(message: dict[str, Any]) -> None:
-                if message["type"] == "http.response.start":
-                    label = next(iter(seen.values()), None) or last_served()
-                    if label:
-                        message = {**message, "headers": [*message.get("headers", []), (_HEADER, label.encode())]}
-                await send(message)
+            def version() -> list[tuple[bytes, bytes]]:
+                label = next(iter(seen.values()), None) or last_served()
+                return [(_HEADER, label.encode())] if label else []
 
-            await self.app(scope, receive, stamped)
+            await self.app(scope, receive, stamping(send, version))

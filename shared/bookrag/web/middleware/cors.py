@@ -15,6 +15,7 @@ from typing import Any
 
 from bookrag.errors import BookRAGError
 from bookrag.services.container import current
+from bookrag.web.middleware.stamp import stamping
 
 Scope = dict[str, Any]
 _METHODS = b"GET, POST"
@@ -50,10 +51,5 @@ class Cors:
             await send({"type": "http.response.body", "body": b""})
             return
 
-        async def send_with_cors(message: dict[str, Any]) -> None:
-            if message["type"] == "http.response.start":
-                message = {**message, "headers": [*message.get("headers", []), *allow,
-                                                  (b"access-control-expose-headers", b"Retry-After, X-Retrieval-Mode")]}
-            await send(message)
-
-        await self.app(scope, receive, send_with_cors)
+        exposed = [*allow, (b"access-control-expose-headers", b"Retry-After, X-Retrieval-Mode")]
+        await self.app(scope, receive, stamping(send, lambda: exposed))

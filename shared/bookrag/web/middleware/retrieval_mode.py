@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from bookrag.domain.retrieval_mode import HEADER, request_mode
+from bookrag.web.middleware.stamp import stamping
 
 _HEADER = HEADER.lower().encode()
 
@@ -22,10 +23,5 @@ class RetrievalModeHeader:
             await self.app(scope, receive, send)
             return
         with request_mode() as mode:
-
-            async def stamped(message: dict[str, Any]) -> None:
-                if message["type"] == "http.response.start" and mode.get("mode"):
-                    message = {**message, "headers": [*message.get("headers", []), (_HEADER, mode["mode"].encode())]}
-                await send(message)
-
-            await self.app(scope, receive, stamped)
+            await self.app(scope, receive, stamping(
+                send, lambda: [(_HEADER, mode["mode"].encode())] if mode.get("mode") else []))
