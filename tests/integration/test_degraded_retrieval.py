@@ -178,3 +178,24 @@ def test_a_dead_reranker_is_skipped_without_a_call(book_env: Settings, stub: Stu
 
     # THEN the third never called it
     assert calls == [2, 2, 0]
+
+
+def test_passages_embedded_on_a_request_keep_to_the_requests_limits(stub: StubServer,
+                                                                    make_settings: Callable[..., Settings]) -> None:
+    # GIVEN Cohere down, and an ingest policy that would retry five times
+    stub.on(EMBED, DOWN["503"])
+    settings = make_settings(embedding_provider="cohere", cohere_api_key="co-canary-passages", cohere_base_url=stub.url,
+                             cohere_timeout_s=1.0, cohere_ingest_timeout_s=1.0, cohere_ingest_retries=4)
+    embedder = CohereEmbedder(settings, lambda: container_for(settings).cohere)
+
+    # WHEN grounding embeds passages on two requests, then a third
+    for _ in range(2):
+        with pytest.raises(errors.EmbeddingUnavailableError):
+            embedder.embed_passages(["a sentence the model wrote", "the passage it cites"])
+    calls = len(stub.calls(EMBED))
+    with pytest.raises(CircuitOpenError):
+        embedder.embed_passages(["a sentence the model wrote"])
+
+    # THEN each request made the query's two attempts, not the ingest's five, and the open circuit none
+    assert calls == 4
+    assert len(stub.calls(EMBED)) == calls

@@ -31,8 +31,6 @@ DEFAULT_OPEN_S = 20.0
 class CircuitOpenError(errors.EmbeddingUnavailableError):
     """The upstream failed repeatedly just now: not called (recoverable, like the outage itself)."""
 
-    public_message = "Error connecting to the embedding service"
-
 
 class CircuitBreaker:
     def __init__(self, name: str, *, failures: int = DEFAULT_FAILURES, open_s: float = DEFAULT_OPEN_S,

@@ -112,7 +112,7 @@ class BookRAGAgent:
         self.rewriter: Rewriter = rewriter or OfflineRewriter()
         self._threshold = default_threshold(settings, "agent")
         # Grounding reads the cited chunks' neighbours from the store and embeds with the embedder in use.
-        self._grounder = Grounder(embed=retriever.embed_documents, neighbours=retriever.adjacent)
+        self._grounder = Grounder(embed=retriever.embed_passages, neighbours=retriever.adjacent)
         prompt = SYSTEM_PROMPT
         for phrase in _NOT_SECRET:
             prompt = prompt.replace(phrase, " | ")
@@ -312,6 +312,8 @@ class BookRAGAgent:
         text, cited = verify_citations(draft, ledger)
         if not cited:
             return self._refusal("uncited_answer", nearest)
+        if not final:  # a stream's growing text: only the checked words are sent, its quotes come with `final`
+            return Response(answer=text, sources=[], is_refusal=False, refusal_reason="")
         sources = [Source.from_hit(h).model_copy(update={"quotes": self._quotes(h, draft.spans.get(h.chunk_id, []),
                                                                                 draft.support)})
                    for h in cited]

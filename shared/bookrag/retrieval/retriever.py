@@ -181,11 +181,10 @@ class Retriever:
         chunks = self.store.fetch_chunks(hit.source_file, wanted)
         return "\n\n".join(c.content_text for c in chunks) or hit.text
 
-    def adjacent(self, hit: SearchHit, window: int = 1) -> list[ChunkPayload]:
-        """The chunks next to `hit` in its file (by chunk_index), without it: where a passage runs on."""
+    def adjacent(self, hit: SearchHit) -> list[ChunkPayload]:
+        """The chunks right before and after `hit` in its file (by chunk_index): where a passage runs on."""
         idx = hit.chunk_index
-        wanted = [i for i in range(idx - window, idx + window + 1) if i != idx and i >= 0]
-        return [c for c in self.store.fetch_chunks(hit.source_file, wanted) if c.chunk_index != idx]
+        return self.store.fetch_chunks(hit.source_file, [i for i in (idx - 1, idx + 1) if i >= 0])
 
 
     def page_before(self, hit: SearchHit) -> str:
@@ -219,6 +218,10 @@ class Retriever:
 
     def embed_documents(self, texts: list[str]) -> np.ndarray:
         return self.embedder.embed_documents(texts)
+
+    def embed_passages(self, texts: list[str]) -> np.ndarray:
+        """Passages embedded on a request, within its limits (`CachedEmbedder.embed_passages`)."""
+        return self.embedder.embed_passages(texts)
 
     @property
     def embeds_locally(self) -> bool:

@@ -47,11 +47,16 @@ def _stemmer() -> object:
     return SnowballStemmer("english")
 
 
+def stem_words(words: list[str]) -> list[str]:
+    """The Snowball (English) stems of `words`: the one stemmer of the project."""
+    stemmed: list[str] = _stemmer().stem_words(words)  # type: ignore[attr-defined]
+    return stemmed
+
+
 def tokenize(text: str) -> list[str]:
     """Lower-case, split into word tokens, drop stop words and one-character tokens, stem."""
     words = [w for w in _TOKEN.findall(text.lower()) if len(w) > 1 and w not in STOP_WORDS]
-    stemmed: list[str] = _stemmer().stem_words(words)  # type: ignore[attr-defined]
-    return stemmed
+    return stem_words(words)
 
 
 def term_id(term: str) -> int:

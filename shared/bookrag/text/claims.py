@@ -18,9 +18,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from functools import lru_cache
 
-from bookrag.text.bm25 import STOP_WORDS
+from bookrag.text.bm25 import STOP_WORDS, stem_words
 
 __all__ = ["FRAMING", "TermIndex", "claim_terms", "numbers", "plain_words"]
 
@@ -51,13 +50,6 @@ _NUMBER_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "hundred": "
 _MIN_PREFIX = 4
 
 
-@lru_cache(maxsize=1)
-def _stemmer() -> object:
-    from py_rust_stemmers import SnowballStemmer  # the stemmer BM25 uses; loaded on first use only
-
-    return SnowballStemmer("english")
-
-
 def _names_joined(text: str) -> str:
     return _NAME_WITH_DIGIT.sub(lambda m: f"{m.group(1)}{m.group(2)}", text)
 
@@ -76,8 +68,7 @@ def claim_terms(text: str) -> list[str]:
             continue  # a figure: `numbers` checks it
         if len(word) > 1 and word not in STOP_WORDS and word not in FRAMING:
             words.append(word)
-    stemmed: list[str] = _stemmer().stem_words(words)  # type: ignore[attr-defined]
-    return stemmed
+    return stem_words(words)
 
 
 def numbers(text: str) -> set[str]:

@@ -21,10 +21,11 @@ from dataclasses import dataclass
 from bookrag.text.markdown.inline import CLEAN_RULES, clean_inline
 from bookrag.text.sentence_splitter import PROSE, split_sentences
 
-__all__ = ["LIST_ITEM", "TABLE_ROW", "TABLE_SEPARATOR", "Unit", "clean_inline", "extract_units", "split_sentences"]
+__all__ = ["LIST_ITEM", "MD_HEADING", "TABLE_ROW", "TABLE_SEPARATOR", "Unit", "clean_inline", "extract_units",
+           "split_sentences"]
 
 _FENCE = re.compile(r"^\s*(```+|~~~+)")
-_MD_HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
+MD_HEADING = re.compile(r"^\s{0,3}#{1,6}\s")  # an ATX heading line
 _ADMONITION_LABEL = re.compile(
     r"^(Note|Tip|Info|Warning|Danger|Caution|Important|Success|Secondary|Example)\s*:[^.!?]*$", re.IGNORECASE)
 LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?")
@@ -202,7 +203,7 @@ def extract_units(text: str, headings: set[str] | None = None) -> list[Unit]:
             flush()
             header = []
             continue
-        if _MD_HEADING.match(raw):
+        if MD_HEADING.match(raw):
             flush()
             blocks.append(("heading", _Mapped(line.lstrip("#").strip(), ())))
             continue
@@ -275,7 +276,7 @@ def extract_units(text: str, headings: set[str] | None = None) -> list[Unit]:
             units.append(Unit(cleaned if _TERMINAL.search(cleaned) else cleaned + ".", "item", len(units),
                               start=start, end=end, label=label))
         else:
-            if _is_heading_like(cleaned, known):
+            if heading_like:
                 if number + 1 < len(blocks) and blocks[number + 1][0] == "item" and not cleaned.endswith("?"):
                     # A list straight under its heading: the heading is the list's lead-in.
                     lead_in = cleaned if cleaned.endswith(":") else cleaned + ":"

@@ -38,6 +38,12 @@ class CachedEmbedder:
     def embed_query(self, text: str) -> np.ndarray:
         return self._cached(text)
 
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        """Passages embedded on a request (grounding): under the request's limits where the embedder has
+        them (a remote one's ingest path retries for minutes); the documents' embedding otherwise."""
+        passages = getattr(self.inner, "embed_passages", None)
+        return np.asarray(passages(texts)) if passages is not None else self.inner.embed_documents(texts)
+
     def count_tokens(self, text: str) -> int:
         counter = getattr(self.inner, "count_tokens", None)
         if counter is not None:

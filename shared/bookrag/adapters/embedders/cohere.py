@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
@@ -42,6 +42,17 @@ class CohereEmbedder:
             for i in range(0, len(texts), MAX_TEXTS_PER_CALL)
         ]
         return np.vstack(out) if out else np.zeros((0, self.dimension), dtype=np.float32)
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        """Passages on a request (grounding's near misses): the query's timeout, retry and circuit, never
+        the ingest retry policy, whose waits would outlast the request."""
+        timeout_s = self._settings.cohere_timeout_s
+
+        def batch(at: int) -> Callable[[], np.ndarray]:
+            return lambda: self._call(texts[at : at + MAX_TEXTS_PER_CALL], "search_document", timeout_s=timeout_s)
+
+        parts = [self.breaker.call(batch(at)) for at in range(0, len(texts), MAX_TEXTS_PER_CALL)]
+        return np.vstack(parts) if parts else np.zeros((0, self.dimension), dtype=np.float32)
 
     def embed_query(self, text: str) -> np.ndarray:
         """At most one retry, never waiting more than a second: this runs inside an API request. While

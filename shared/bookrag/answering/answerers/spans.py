@@ -35,7 +35,7 @@ from bookrag.domain.models import SearchHit
 from bookrag.text.markdown.inline import clean_inline
 
 # The line rules the answer units were read with, so a fragment reads a quoted line the same way.
-from bookrag.text.sentences import LIST_ITEM, TABLE_ROW, TABLE_SEPARATOR
+from bookrag.text.sentences import LIST_ITEM, MD_HEADING, TABLE_ROW, TABLE_SEPARATOR
 
 __all__ = ["Quote", "fragment_directive", "fragment_url", "make_quote", "quotes_for"]
 
@@ -69,7 +69,6 @@ def _segments(raw: str) -> list[str]:
     return out
 
 
-_HEADING_LINE = re.compile(r"^\s{0,3}#{1,6}\s+")
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 _PREFIX_WORDS = 3
 _TITLE_WORDS = 8
@@ -98,7 +97,7 @@ def _without_heading(raw: str, heading: str) -> tuple[str, str]:
     used as a lead-in label ("Instructions: ...")."""
     lines = raw.splitlines(keepends=True)
     dropped = []
-    while len(lines) > 1 and (_HEADING_LINE.match(lines[0]) or not lines[0].strip() or _title_line(lines)):
+    while len(lines) > 1 and (MD_HEADING.match(lines[0]) or not lines[0].strip() or _title_line(lines)):
         dropped.append(lines.pop(0))
     text = "".join(lines)
     label = _words(heading)
@@ -132,7 +131,7 @@ def fragment_directive(raw: str, before: str = "", heading: str = "") -> str:
         prefix = " ".join(above[-1].split()[-_PREFIX_WORDS:]) if above else ""
         # The line above, past the quote's own list bullet ("- " left when the span starts after it).
         lines = [line for line in before.splitlines() if line.strip() and not LIST_ITEM.fullmatch(line)]
-        heading_above = bool(lines) and (bool(_HEADING_LINE.match(lines[-1])) or _title_line([lines[-1], "", "."]))
+        heading_above = bool(lines) and (bool(MD_HEADING.match(lines[-1])) or _title_line([lines[-1], "", "."]))
         # Not after a heading (the theme ends it with its hidden anchor link), nor where the block above
         # and the line occur together earlier too (a list of the book's pages, as the sidebar shows them):
         # then the section's anchor alone, which lands on the section without highlighting elsewhere.
