@@ -164,9 +164,10 @@ class Chunker:
         para.clear()
         first = text.split("\n", 1)[0]
         second = text.split("\n", 2)[1] if "\n" in text else ""
-        if first.lstrip().startswith("|") or ("|" in first and is_table_sep(second)):
+        separated = is_table_sep(second)
+        if first.lstrip().startswith("|") or ("|" in first and separated):
             kind = TABLE
-            if is_table_sep(second):
+            if separated:
                 rows = text.split("\n")
                 rows[1] = compact_table_sep(second)
                 text = "\n".join(rows)

@@ -86,6 +86,8 @@ def _close_open_fence(text: str) -> str:
 
 
 def _expand(body: str, rel_path: str, chain: tuple[str, ...], state: _State) -> str:
+    if "import" not in body:  # most pages import nothing: no need to walk their fences and ESM
+        return body
     lines = body.split("\n")
     prose = _prose_lines(lines)
     _, blocks = split_esm([lines[i] for i in prose])
