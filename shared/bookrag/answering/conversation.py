@@ -166,14 +166,23 @@ def _earlier_subject(history: Sequence[Turn]) -> tuple[str, str, str]:
     that has a subject. A turn that referred back by a pronoun ("Does it apply the whole sequence?") kept
     the subject before it: its rewritten question's longest run ("whole control sequence") is not the
     conversation's subject."""
+    found = _subject_turn(history)
+    if found is None:
+        return "", "", ""
+    subject, turn = found
+    return subject, turn.searched, answer_focus(turn.searched, turn.answer)
+
+
+def _subject_turn(history: Sequence[Turn]) -> tuple[str, Turn] | None:
+    """The subject and the turn of `_earlier_subject`, without reading its answer."""
     for at in range(len(history) - 1, -1, -1):
         turn = history[at]
         if at and _substitute(turn.question, "X") is not None:
             continue
         subject = subject_of(turn.searched)
         if subject:
-            return subject, turn.searched, answer_focus(turn.searched, turn.answer)
-    return "", "", ""
+            return subject, turn
+    return None
 
 
 # "Which engine ...", "What tool ...", "Who ...", "What is the most accurate engine?": the question asks the
@@ -206,13 +215,13 @@ def answer_focus(question: str, answer: str) -> str:
     if not answer or _is_refusal(answer):
         return ""
     named_lead = _LEAD_NAME.match(_MARKERS.sub("", answer))
-    asked = {t.low for t in _tokens(question)}
+    toks = _tokens(question)
+    asked = {t.low for t in toks}
     if named_lead and (_PICKING.match(question) or _CALLED.search(question)) \
             and not asked & {t.low for t in _tokens(named_lead.group("name"))}:
         return named_lead.group("name")  # "What neural circuits ...?" -> "CPGs are neural circuits ..."
     if not _PICKING.match(question):
         return ""
-    toks = _tokens(question)
     at = next((i for i, t in enumerate(toks) if not _is_function_word(t.low)), len(toks))
     kind: list[_Tok] = []
     for tok in toks[at:]:
@@ -242,13 +251,13 @@ def answer_focus(question: str, answer: str) -> str:
     wanted = {_stem(t.low) for t in _own_content(toks) if _stem(t.low) not in taken}
     best, best_score = "", 0
     for item in _ITEM_SPLIT.split(_MARKERS.sub("", answer)):
-        score = len(wanted & {_stem(t.low) for t in _tokens(item)})
+        item_toks = _tokens(item)
+        score = len(wanted & {_stem(t.low) for t in item_toks})
         if score <= best_score or item.rstrip().endswith(":"):
             continue  # a lead-in ("ROS 2 Integration Patterns:") introduces the pick, it is not one
         label = _LABEL.match(item)
         names = [label.group("label")] if label else []
-        toks = _tokens(item)
-        names += [t.text for i, t in enumerate(toks) if _named(t, i == 0)]
+        names += [t.text for i, t in enumerate(item_toks) if _named(t, i == 0)]
         # Not a label made of the question's own words ("ROS 2 Integration Patterns" for a ROS 2 question).
         name = next((n for n in names if not asked & {t.low for t in _tokens(n)}
                      and not _is_function_word(n.lower())), "")
@@ -279,12 +288,12 @@ def _substitute(question: str, subject: str, focus: str = "") -> str | None:
     pieces: list[str] = []
     last = 0
     substituted = False
+    # A plural pronoun means the kind ("they": engines), unless the answer picked a plural ("CPGs").
+    plural_focus = focus.endswith("s") and not focus.endswith("ss")
     for i, tok in enumerate(toks):
         nxt = toks[i + 1] if i + 1 < len(toks) else None
         prev = toks[i - 1] if i else None
         replacement = None
-        # A plural pronoun means the kind ("they": engines), unless the answer picked a plural ("CPGs").
-        plural_focus = focus.endswith("s") and not focus.endswith("ss")
         referent = subject if (tok.low in _PLURAL and not plural_focus) or not focus else focus
         if tok.low in _POSSESSIVES:
             replacement = f"{referent}'s"
@@ -305,7 +314,8 @@ def _substitute(question: str, subject: str, focus: str = "") -> str | None:
 
 def resolve_follow_up(question: str, history: Sequence[Turn]) -> str:
     """The standalone form of `question` after `history` (deterministic; see the module docstring)."""
-    subject, earlier, focus = _earlier_subject(answered(history))
+    turns = answered(history)
+    subject, earlier, focus = _earlier_subject(turns)
     if not subject:
         return question
     switch = _SWITCH.match(question)
@@ -325,7 +335,7 @@ def resolve_follow_up(question: str, history: Sequence[Turn]) -> str:
     if substituted is not None:
         return substituted
     toks = _tokens(question)
-    last_asked = answered(history)[-1].searched
+    last_asked = turns[-1].searched
     if any(t.low == "other" and i and toks[i - 1].low in ("the", "each") for i, t in enumerate(toks)):
         # "Can I convert one into the other?": the two are the earlier question's, whole
         return f"{_ends(question)} ({_ends(last_asked)})?"
@@ -354,7 +364,7 @@ def answered(history: Sequence[Turn]) -> tuple[Turn, ...]:
     a question refused by mistake is then still the only subject there is ("How is the capstone project
     organised?" refused, "How many weeks does it last?")."""
     kept = tuple(turn for turn in history if not _is_refusal(turn.answer))
-    return kept if _earlier_subject(kept)[0] else tuple(history)
+    return kept if _subject_turn(kept) is not None else tuple(history)
 
 
 # "How does this relate to what you said before?": a question about a selection that brings in the

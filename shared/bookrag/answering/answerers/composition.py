@@ -110,33 +110,30 @@ def choose(scored: list[Scored], question: str, cal: Calibration) -> list[Scored
     if not scored or scored[0].score < cal.min_best:
         return []
     shape = QuestionShape.of(question)
-    leaders = scored
     if not asks_about_scaffolding(question):
         # Objectives, schedules and lab steps share a chapter's words but do not answer about its subject:
-        # they never lead when the book says something else worth keeping, and rank lower as runners-up.
+        # they neither lead nor join an answer when the book says something else worth keeping
+        # ("Assessment Criteria — ...", a grade scale for "what is it good for?"); else they rank lower.
         scored = sorted((replace(s, score=s.score - _SCAFFOLD_PENALTY) if s.scaffold else s for s in scored),
                         key=lambda s: s.score, reverse=True)
         taught = [s for s in scored if not s.scaffold]
-        leaders = taught if taught and taught[0].score >= cal.min_keep else scored
-        # Nor do they join an answer the book's teaching already gives ("Assessment Criteria — ...",
-        # a grade scale for "what is it good for?").
-        scored = leaders
+        scored = taught if taught and taught[0].score >= cal.min_keep else scored
     # The answer leads with the section that answers best as a whole (its best unit plus half its
     # second best), not with a stray sentence elsewhere that happens to share the question's words.
     # Only sections whose best statement is close to the best one compete: three middling bullets
     # must not outvote the sentence that answers ("The reality gap refers to ...").
     tops: dict[tuple[str, str], list[float]] = {}
-    for s in leaders:
+    for s in scored:
         top = tops.setdefault(_section(s), [])
-        if len(top) < 2 and (top or s.score >= leaders[0].score - _LEAD_MARGIN):
+        if len(top) < 2 and (top or s.score >= scored[0].score - _LEAD_MARGIN):
             top.append(s.score)
     lead = max((k for k in tops if tops[k]),
                key=lambda k: tops[k][0] + _SECOND_WEIGHT * (tops[k][1] if len(tops[k]) > 1 else 0.0))
-    if leaders[0].hit.score >= max(s.hit.score for s in scored):
-        lead = _section(leaders[0])  # the best statement, in the chunk retrieval ranked first: both agree
-    best = _fuller(next(s for s in leaders if _section(s) == lead), leaders)
+    if scored[0].hit.score >= max(s.hit.score for s in scored):
+        lead = _section(scored[0])  # the best statement, in the chunk retrieval ranked first: both agree
+    best = _fuller(next(s for s in scored if _section(s) == lead), scored)
     if not best.section_terms and not shape.term:
-        best = _past_the_introduction(best, leaders)
+        best = _past_the_introduction(best, scored)
     definition = _definition(scored, shape.term, cal)
     if definition is not None:
         best = definition
