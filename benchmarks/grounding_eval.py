@@ -45,6 +45,7 @@ except ImportError:  # pragma: no cover - only before issue 25
     judge = None  # type: ignore[assignment]
 from bookrag.answering.citations import Ledger  # noqa: E402
 from bookrag.config.settings import load_settings  # noqa: E402
+from bookrag.devtools.book_sections import tokens  # noqa: E402
 from bookrag.services.container import container_for  # noqa: E402
 
 CURVE = tuple(round(0.3 + 0.05 * i, 2) for i in range(13))  # thresholds the curve sweeps
@@ -54,12 +55,8 @@ PATH = "/v1beta/openai/chat/completions"
 _DOC = re.compile(r'<document id="(S\d+)"[^>]*>\n(.*?)\n</document>', re.DOTALL)
 
 
-def words(text: str) -> list[str]:
-    return re.findall(r"[a-z0-9]+", text.lower())
-
-
 def holds(doc: str, passage: str) -> bool:
-    return " ".join(words(passage)) in " ".join(words(doc))
+    return " ".join(tokens(passage)) in " ".join(tokens(doc))
 
 
 class ScriptedModel:
@@ -144,8 +141,8 @@ def _curve(agent: Any, draft: Draft, seen: dict[str, Any], sentences: list[dict[
 
 
 def kept(sentence: str, answer: str) -> bool:
-    said = " ".join(words(re.sub(r"\[\d+\]", " ", answer)))
-    mine = words(sentence)
+    said = " ".join(tokens(re.sub(r"\[\d+\]", " ", answer)))
+    mine = tokens(sentence)
     # A leading connective may have been dropped with the sentence before it.
     return any(" ".join(mine[k:]) in said for k in range(0, min(3, len(mine) - 3)))
 

@@ -3,6 +3,7 @@ that does not embed (each unit takes its chunk's score, as with a remote embedde
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from types import SimpleNamespace
 
 from bookrag.answering.answerers.extractive import ExtractiveAnswerer
@@ -25,10 +26,11 @@ def hits_of(markdown: str, path: str = "doc.md", score: float = 0.6, step: float
     return out
 
 
-def answer(question: str, hits: list[SearchHit]) -> str:
-    """The extractive answer's text; fails the test on a refusal."""
+def answer(question: str, hits: list[SearchHit], uses_term: Callable[[str], bool] = lambda term: True) -> str:
+    """The extractive answer's text; fails the test on a refusal. `uses_term`: whether the book-wide
+    term lookup finds a stemmed term (every term, by default)."""
     retriever = SimpleNamespace(settings=SimpleNamespace(resolved_embedding_provider="local"),
-                                embeds_locally=False, uses_term=lambda term: True)
+                                embeds_locally=False, uses_term=uses_term)
     draft = ExtractiveAnswerer(retriever).answer(question, hits, lambda q: [], Deadline(30))  # type: ignore[arg-type]
     assert not draft.refused
     return draft.text
