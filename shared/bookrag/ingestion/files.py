@@ -15,7 +15,7 @@ from pathlib import Path
 
 from bookrag.errors import DocumentError
 
-__all__ = ["DOC_SUFFIXES", "decode", "discover", "git_commit", "read_bounded", "refuse_unsafe"]
+__all__ = ["DOC_SUFFIXES", "decode", "discover", "git_commit", "read_bounded", "read_source", "refuse_unsafe"]
 
 DOC_SUFFIXES = (".md", ".mdx")
 
@@ -60,6 +60,16 @@ def read_bounded(path: Path, limit: int) -> bytes:
     if len(raw) > limit:
         raise DocumentError(f"too large (over {limit} bytes)")
     return raw
+
+
+def read_source(path: Path, root: Path, limit: int) -> bytes:
+    """A page's or a partial's bytes, under the same rules: inside `root`, not a special file, at most
+    `limit` bytes. Raises `DocumentError` saying why it cannot be read (an OS error included)."""
+    try:
+        refuse_unsafe(path, root)
+        return read_bounded(path, limit)
+    except OSError as exc:
+        raise DocumentError(f"unreadable: {exc.strerror or type(exc).__name__}") from None
 
 
 def decode(raw: bytes) -> str:

@@ -25,7 +25,7 @@ from bookrag.domain.book_version import BookVersion, content_hash, utc_now
 from bookrag.domain.models import ChunkPayload, PointRecord, embedding_text
 from bookrag.errors import DocumentError
 from bookrag.ingestion.chunker import ChunkDraft, ParsedDocument, chunk_document, parse_document
-from bookrag.ingestion.files import decode, discover, git_commit, read_bounded, refuse_unsafe
+from bookrag.ingestion.files import decode, discover, git_commit, read_source
 from bookrag.text.bm25 import BM25Encoder
 
 if TYPE_CHECKING:
@@ -130,15 +130,10 @@ class _Partials:
         if rel not in self.raw:
             path = self.root / rel
             try:
-                if not path.exists() and not path.is_symlink():
-                    self.raw[rel] = None
-                else:
-                    refuse_unsafe(path, self.root)
-                    self.raw[rel] = read_bounded(path, self.limit)
+                missing = not path.exists() and not path.is_symlink()
+                self.raw[rel] = None if missing else read_source(path, self.root, self.limit)
             except DocumentError as exc:
                 self.raw[rel] = exc
-            except OSError as exc:
-                self.raw[rel] = DocumentError(f"unreadable: {exc.strerror or type(exc).__name__}")
         value = self.raw[rel]
         if isinstance(value, DocumentError):
             raise value
@@ -178,16 +173,11 @@ class Ingestor:
         for path in discover(root):
             rel = path.relative_to(root).as_posix()
             try:
-                refuse_unsafe(path, root)
-                raw = read_bounded(path, self.settings.max_document_bytes)
-                text = decode(raw)
-                doc = parse_document(text, rel, partials.text,
+                raw = read_source(path, root, self.settings.max_document_bytes)
+                doc = parse_document(decode(raw), rel, partials.text,
                                      max_partial_chars=4 * self.settings.max_document_bytes)
             except DocumentError as exc:
                 report.skipped.append((rel, exc.message))
-                continue
-            except OSError as exc:
-                report.skipped.append((rel, f"unreadable: {exc.strerror or type(exc).__name__}"))
                 continue
             report.warnings.extend((rel, warning) for warning in doc.warnings)
             files.append(SourceFile(path=path, rel_path=rel, raw=raw, doc=doc,
