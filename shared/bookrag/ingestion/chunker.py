@@ -26,8 +26,8 @@ from bookrag.text.markdown import (
     first_h1,
     heading_anchor,
     non_blank,
+    normalise_source,
     pretty_name,
-    remove_private_marks,
     split_front_matter,
     to_float,
 )
@@ -82,8 +82,7 @@ def parse_document(
     """
     if "\x00" in text:
         raise DocumentError(f"{rel_path}: looks like a binary file", details={"rel_path": rel_path})
-    text = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
-    text = remove_private_marks(text)
+    text = normalise_source(text)
     front, rest = split_front_matter(text)
     includes: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()

@@ -10,7 +10,7 @@ from __future__ import annotations
 from bookrag.text.markdown.front_matter import non_blank, split_front_matter, to_float
 from bookrag.text.markdown.headings import first_h1, heading_anchor
 from bookrag.text.markdown.inline import clean_inline, plain_inline
-from bookrag.text.markdown.marks import remove_private_marks
+from bookrag.text.markdown.marks import normalise_source, remove_private_marks
 from bookrag.text.markdown.mdx import clean_body
 from bookrag.text.markdown.partials import PartialReader, expand_partials
 from bookrag.text.markdown.routes import compute_route, pretty_name
@@ -24,6 +24,7 @@ __all__ = [
     "first_h1",
     "heading_anchor",
     "non_blank",
+    "normalise_source",
     "plain_inline",
     "pretty_name",
     "remove_private_marks",

@@ -15,6 +15,7 @@ __all__ = [
     "JOIN",
     "PARTIAL_END",
     "PARTIAL_START",
+    "normalise_source",
     "remove_private_marks",
 ]
 
@@ -34,3 +35,8 @@ _ALL = str.maketrans("", "", CODE_OPEN + CODE_CLOSE + GAP + JOIN + PARTIAL_START
 def remove_private_marks(text: str) -> str:
     """Drop every mark above from `text`."""
     return text.translate(_ALL)
+
+
+def normalise_source(text: str) -> str:
+    """A Markdown file's text as the reader works with it: no BOM, "\n" line ends, none of our marks."""
+    return remove_private_marks(text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n"))

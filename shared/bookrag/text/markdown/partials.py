@@ -20,7 +20,7 @@ from bookrag.errors import DocumentError
 from bookrag.text.markdown.blocks import closes_fence, open_fence
 from bookrag.text.markdown.esm import local_imports, split_esm
 from bookrag.text.markdown.front_matter import split_front_matter
-from bookrag.text.markdown.marks import PARTIAL_END, PARTIAL_START, remove_private_marks
+from bookrag.text.markdown.marks import PARTIAL_END, PARTIAL_START, normalise_source
 
 __all__ = ["Expansion", "PartialReader", "expand_partials"]
 
@@ -127,7 +127,7 @@ def _rendered(name: str, imports: dict[str, str], rel_path: str, chain: tuple[st
     if raw is None:
         state.warnings.append(f"{rel_path}: imports {spec}, which does not exist; not included")
         return ""
-    text = remove_private_marks(raw.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n"))
+    text = normalise_source(raw)
     _, content = split_front_matter(text)
     if len(content) > state.budget:
         state.warnings.append(f"{rel_path}: including {spec} would make the page too large; not included")
