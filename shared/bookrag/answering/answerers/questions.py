@@ -93,8 +93,10 @@ def defines(sentence: str, term: str) -> bool:
     """Whether `sentence` defines `term`: the term (its head word, and at least half of its words) in
     the subject before a defining verb ("Isaac Robot Operating System (ROS) is a collection ...")."""
     m = _DEFINING.match(sentence)
+    if m is None:  # most sentences: no need to read the term
+        return False
     wanted = tokenize(term)
-    if m is None or not wanted:
+    if not wanted:
         return False
     subject = set(tokenize(m.group("subject")))
     return wanted[-1] in subject and 2 * len(subject & set(wanted)) >= len(set(wanted))

@@ -119,7 +119,8 @@ def fragment_directive(raw: str, before: str = "", heading: str = "") -> str:
         return ""
     before = f"{before}\n{dropped}" if dropped else before
     first, last = segments[0].split(), segments[-1].split()
-    earlier = _words(" ".join(_segments(before)))
+    above = _segments(before)
+    earlier = _words(" ".join(above))
     exact = len(segments) == 1 and len(first) <= _EXACT_MAX_WORDS
     take = len(first) if exact else min(_RANGE_WORDS, len(first))
     while take < len(first) and _occurs(_words(" ".join(first[:take])), earlier):
@@ -127,7 +128,7 @@ def fragment_directive(raw: str, before: str = "", heading: str = "") -> str:
     start = " ".join(first[:take])
     prefix = ""
     if _occurs(_words(start), earlier):  # its whole line occurs earlier: the words before it decide
-        above = _segments(before)  # the block just above (one table cell, one line): a prefix spans no more
+        # The block just above (one table cell, one line): a prefix spans no more.
         prefix = " ".join(above[-1].split()[-_PREFIX_WORDS:]) if above else ""
         # The line above, past the quote's own list bullet ("- " left when the span starts after it).
         lines = [line for line in before.splitlines() if line.strip() and not LIST_ITEM.fullmatch(line)]
