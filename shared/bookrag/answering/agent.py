@@ -53,7 +53,7 @@ from bookrag.answering.answerers.base import (
     draft_sentences,
     is_refusal_text,
 )
-from bookrag.answering.answerers.grounding import Grounder, GroundingCache, ground
+from bookrag.answering.answerers.grounding import Grounder, ground
 from bookrag.answering.answerers.spans import quotes_for
 from bookrag.answering.citations import Ledger, verify_citations
 from bookrag.answering.context import book_context
@@ -302,8 +302,6 @@ class BookRAGAgent:
         if draft.refused:
             return self._refusal(draft.reason or "model_refused", nearest)
         if not draft.spans:  # an LLM's draft: keep only sentences the chunk they cite supports
-            if ledger.grounding is None:
-                ledger.grounding = GroundingCache()
             draft, verdicts = ground(draft, ledger.hits, ledger.grounding, self._grounder)
             if final:
                 record_grounding([v.reason for v in verdicts if v.judged])

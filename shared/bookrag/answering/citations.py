@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 from bookrag.answering.answerers.base import CITATION, Draft, cited_labels, draft_sentences
+from bookrag.answering.answerers.grounding import GroundingCache
 from bookrag.domain.models import SearchHit
-
-if TYPE_CHECKING:
-    from bookrag.answering.answerers.grounding import GroundingCache
 
 _SPACE_BEFORE_STOP = re.compile(r"[ \t]+([.,;:!?])")
 
@@ -59,7 +56,7 @@ class Ledger:
     def __init__(self) -> None:
         self.hits: dict[str, SearchHit] = {}
         # What grounding read of them: a stream grounds its growing text once per sentence.
-        self.grounding: GroundingCache | None = None
+        self.grounding = GroundingCache()
 
     def record(self, hits: list[SearchHit]) -> list[SearchHit]:
         for hit in hits:
