@@ -144,7 +144,7 @@ def run_answers(agent: BookRAGAgent, questions: Sequence[Question], *,
     from bookrag.answering.context import book_context
 
     report = AnswerReport(agent.answerer.name)
-    for q in questions:
+    for at, q in enumerate(questions):
         started = time.perf_counter()
         response = agent.run(q.question)
         seconds = time.perf_counter() - started
@@ -163,14 +163,13 @@ def run_answers(agent: BookRAGAgent, questions: Sequence[Question], *,
                 quotes = [hit.text] if hit is not None else []
             precise += citation_is_precise(quotes, source.source_file, q)
         recall = 0.0 if response.is_refusal else keyword_recall(response.answer, q.answer_keywords)
+        case = cases[at] if cases and book is not None else None
         report.results.append(AnswerResult(
             question=q, answer=response.answer, refused=response.is_refusal, refusal_reason=response.refusal_reason,
             keyword_recall=recall, with_keyword=recall > 0, citations=len(cited), precise=precise,
-            retrieved=in_retrieved, seconds=seconds))
-        if cases and book is not None:
-            case = cases[len(report.results) - 1]
-            report.results[-1].shape = case.shape if case.answerable else "unanswerable"
-            report.results[-1].quality = score_case(book, case, response)
+            retrieved=in_retrieved, seconds=seconds,
+            shape="" if case is None else case.shape if case.answerable else "unanswerable",
+            quality=None if case is None or book is None else score_case(book, case, response)))
     return report
 
 
