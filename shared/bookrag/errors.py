@@ -332,3 +332,28 @@ class SessionStoreError(Unavailable, BookRAGError, ConnectionError):
     code = "SESSION_STORE_UNAVAILABLE"
     http_status = 503
     public_message = "Conversation sessions are temporarily unavailable; retry shortly"
+
+
+# --- question log ----------------------------------------------------------------------------------
+
+
+class UnknownQueryError(InvalidInputError):
+    """Feedback names a query id the question log does not hold (never written, expired, or the log is off)."""
+
+    def __init__(self) -> None:
+        super().__init__("Unknown query id", code="QUERY_NOT_FOUND", field="query_id", status=404)
+
+
+class FeedbackExistsError(InvalidInputError):
+    """A query already has its reader's vote: one vote per query."""
+
+    def __init__(self) -> None:
+        super().__init__("This answer already has feedback", code="FEEDBACK_EXISTS", field="query_id", status=409)
+
+
+class QuestionLogError(Unavailable, BookRAGError, ConnectionError):
+    """The question log could not be read or written (only feedback and the report ever surface it)."""
+
+    code = "QUESTION_LOG_UNAVAILABLE"
+    http_status = 503
+    public_message = "Feedback is temporarily unavailable; retry shortly"

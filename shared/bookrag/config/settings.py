@@ -179,6 +179,13 @@ class Settings(AuthSettings):
     # Conversation sessions (DynamoDB, Lambda); unset: kept in the process's memory (`bookrag serve`).
     sessions_table: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.-]{3,255}$")
 
+    # The question log (what readers ask, for the book's owner): on unless QUESTION_LOG=off. Kept in
+    # DynamoDB when QUESTION_LOG_TABLE is set (Lambda), else as JSON lines under QUESTION_LOG_PATH.
+    question_log: Literal["on", "off"] = "on"
+    question_log_table: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.-]{3,255}$")
+    question_log_path: Path = Path(".bookrag/question-log")
+    question_log_retention_days: int = Field(90, ge=1, le=3650)
+
     @field_validator("cors_allowed_origins")
     @classmethod
     def _origins(cls, value: str) -> str:
@@ -188,7 +195,7 @@ class Settings(AuthSettings):
     def cors_origins(self) -> frozenset[str]:
         return frozenset(o for o in self.cors_allowed_origins.split(",") if o)
 
-    @field_validator("sessions_table", mode="before")
+    @field_validator("sessions_table", "question_log_table", mode="before")
     @classmethod
     def _blank_sessions_table_is_none(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value

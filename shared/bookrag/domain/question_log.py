@@ -1,0 +1,69 @@
+"""What the question log keeps of one request, a reader's vote on an answer, and the `QuestionLog` port.
+
+The log is how a book's owner learns what readers ask and where the book is silent. Readers are students,
+so a record holds no personal data: no IP address, user agent or key, only a hash of the key's id, and a
+question scrubbed before it is stored (`text.scrub`). A record is written after the response is built and
+off the request's path; a failed write never fails the reader's request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+Route = Literal["answer", "answer_stream", "retrieve", "mcp_answer", "mcp_retrieve"]
+Outcome = Literal["answered", "refused", "error"]
+Rating = Literal["up", "down"]
+
+COMMENT_MAX_CHARS = 500  # a short comment after a "down": enough for "the formula is wrong", not an essay
+
+
+@dataclass(frozen=True, slots=True)
+class LoggedSection:
+    """A section the response cited (answers) or returned (retrieval), best first."""
+
+    url: str  # the chunk's page URL with its anchor: the section a reader would open
+    title: str  # the section's heading path, " > " joined
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class QueryRecord:
+    query_id: str  # also the `X-Query-Id` header a reader's feedback names
+    at: float  # epoch seconds (UTC)
+    route: Route
+    question: str  # scrubbed
+    book_version: str
+    outcome: Outcome
+    refusal_reason: str | None  # the refusal's or error's code; None when answered
+    sections: tuple[LoggedSection, ...]
+    latency_ms: float
+    answerer: str  # "extractive", "gemini", ...; "" for retrieval
+    key_hash: str  # a hash of the API key's id ("anonymous" when auth is off); never the key
+    top_score: float | None = None  # the best retrieved chunk's similarity: low means the book is thin here
+
+
+@dataclass(frozen=True, slots=True)
+class FeedbackRecord:
+    query_id: str
+    rating: Rating
+    at: float
+    comment: str | None = None  # scrubbed, at most COMMENT_MAX_CHARS
+
+
+class QuestionLog(Protocol):
+    """Where records and votes are kept: a folder of JSON lines (`bookrag serve`) or DynamoDB (Lambda)."""
+
+    def write(self, records: list[QueryRecord]) -> None:
+        """Store a batch of records (the writer batches them off the request path)."""
+
+    def add_feedback(self, feedback: FeedbackRecord) -> None:
+        """Store a vote. Raises `UnknownQueryError` for a query id the log does not hold and
+        `FeedbackExistsError` when that query already has a vote."""
+
+    def records(self, since: float) -> Iterator[QueryRecord]:
+        """Every record at or after `since` (epoch seconds), in no promised order."""
+
+    def feedback(self, since: float) -> Iterator[FeedbackRecord]:
+        """Every vote at or after `since`."""
