@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from bookrag.answering.rewriters import Rewriter
     from bookrag.auth.guard import Guard
     from bookrag.domain.conversation import SessionStore
+    from bookrag.domain.question_log import QuestionLog
     from bookrag.retrieval.rerank import RelevanceModel
     from bookrag.retrieval.retriever import Retriever
 
@@ -237,6 +238,14 @@ class Container(AuthContainer):
         from bookrag.adapters.sessions import InMemorySessionStore
 
         return InMemorySessionStore()
+
+    @_network(lambda s: s.question_log_table is not None)
+    def question_log(self) -> QuestionLog | None:
+        """The question log, or None when QUESTION_LOG=off: DynamoDB when QUESTION_LOG_TABLE is set
+        (Lambda), else JSON lines under QUESTION_LOG_PATH."""
+        from bookrag.adapters.question_log import build_question_log
+
+        return build_question_log(self.settings, lambda: self.dynamodb)
 
     def ready(self) -> dict[str, bool]:
         """What is already built, for health: nothing is built to answer."""
