@@ -23,6 +23,7 @@ from bookrag.errors import AnswerUnavailableError
 from bookrag.services.container import container_for
 from bookrag.web.app import create_app
 from bookrag.web.sse import frames
+from tests.support.aws import FakeClock
 from tests.support.serve import Served, start
 from tests.support.sse import events_of, parse
 from tests.support.stubs import Hold, Reply, StubServer
@@ -117,7 +118,9 @@ def test_keys_and_limits_are_the_answer_route_s(use_env: Callable[..., None], in
     use_env(**indexed_book, AUTH_ENABLED="true", API_KEY_HASHES=record.setting_entry(), RATE_LIMIT_PER_MINUTE="2",
             AUTH_FAILURE_LIMIT_PER_MINUTE="1")
     client = TestClient(create_app("all"))
-    assert container_for(get_settings()).guard is not None
+    guard = container_for(get_settings()).guard
+    assert guard is not None
+    guard.clock = FakeClock()  # a minute that does not roll over between the second and third request
 
     refused, _ = stream(client, {"query": IN_BOOK})
     assert refused.status_code == 401 and refused.json()["code"] == "AUTH_REQUIRED"
