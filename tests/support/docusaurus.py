@@ -64,13 +64,18 @@ def install() -> Path:
     return target
 
 
-def build(docs: Path, workdir: Path) -> Path:
-    """Build `docs` as a site under `workdir`; returns the folder of its HTML (one index.html per route)."""
+def build(docs: Path, workdir: Path, *, site_files: Path = HERE, minify: bool = False) -> Path:
+    """Build `docs` as a site under `workdir`; returns the folder of its HTML (one index.html per route).
+
+    `site_files` holds the site's `docusaurus.config.js` (and `sidebars.js` when it names one): this
+    folder's smallest site by default; the browser tests' site has its own (`docusaurus_site/`)."""
     packages = install()
     site = workdir / "site"
     shutil.rmtree(site, ignore_errors=True)
     site.mkdir(parents=True)
-    shutil.copy(HERE / "docusaurus.config.js", site / "docusaurus.config.js")
+    for name in ("docusaurus.config.js", "sidebars.js"):
+        if (site_files / name).exists():
+            shutil.copy(site_files / name, site / name)
     shutil.copy(HERE / "package.json", site / "package.json")
     (site / "node_modules").symlink_to(packages / "node_modules")
     shutil.copytree(docs, site / "docs")
@@ -80,11 +85,11 @@ def build(docs: Path, workdir: Path) -> Path:
     # The webpack cache would live in the shared node_modules and serve one site's pages to another.
     # Built as the book's author builds it: under `CI` (set on CI machines) Docusaurus turns warnings such as
     # front matter in a partial, which the MDX fixture carries on purpose, into build errors.
-    env = {**{k: v for k, v in os.environ.items() if k not in ("CI", "NODE_ENV")},
+    env = {**{k: v for k, v in os.environ.items() if k not in ("CI", "NODE_ENV") and not k.startswith("BOOKRAG_")},
            "DOCUSAURUS_NO_PERSISTENT_CACHE": "1", "DOCUSAURUS_TELEMETRY_DISABLED": "1",
            "NODE_OPTIONS": "--max-old-space-size=4096"}
-    subprocess.run(["node", str(cli), "build", "--out-dir", "build", "--no-minify"], cwd=site, env=env,
-                   check=True, timeout=_BUILD_TIMEOUT_S, stdout=subprocess.DEVNULL)
+    subprocess.run(["node", str(cli), "build", "--out-dir", "build", *([] if minify else ["--no-minify"])],
+                   cwd=site, env=env, check=True, timeout=_BUILD_TIMEOUT_S, stdout=subprocess.DEVNULL)
     return site / "build"
 
 

@@ -1,11 +1,10 @@
-"""A real Docusaurus 3.10 site around a book's docs, built from the npm registry's packages, served on
-127.0.0.1: where the widget and the citations meet the theme (its back-to-top button, table of contents,
-sidebar) the browser tests look at the real thing.
+"""A real Docusaurus 3.10 site around a book's docs, served on 127.0.0.1: where the widget and the citations
+meet the theme (its back-to-top button, table of contents, sidebar) the browser tests look at the real thing.
 
-`tests/support/docusaurus_site/` holds the site (pinned package.json, config, sidebar). The packages are
-installed once into `.cache/docusaurus/` (gitignored; reinstalled when package.json changes), and each
-book is built once per content (the build folder is named by a hash of the docs and the site files).
-Tests skip, saying why, where npm is missing or the install fails (no registry).
+`tests/support/docusaurus_site/` holds the site's config and sidebar: a book owner's defaults, docs under
+`/docs/`. It is built by `tests/support/docusaurus.py` from the same pinned packages as the anchor check
+(one `npm ci` for both), once per content of the docs and the site (`.cache/docusaurus/builds/`, gitignored).
+Tests skip, saying why, where node or npm is missing or the install fails (no registry).
 """
 
 from __future__ import annotations
@@ -22,11 +21,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import docusaurus
 from tests.support.paths import ROOT
 
 SITE = ROOT / "tests" / "support" / "docusaurus_site"
 CACHE = ROOT / ".cache" / "docusaurus"
-SITE_FILES = ("package.json", "docusaurus.config.js", "sidebars.js")
+SITE_FILES = ("docusaurus.config.js", "sidebars.js")
 
 
 def _digest(paths: list[Path]) -> str:
@@ -36,43 +36,28 @@ def _digest(paths: list[Path]) -> str:
     return digest.hexdigest()[:16]
 
 
-def installed() -> Path:
-    """The site folder with its node_modules, installed from the registry when package.json changed."""
-    if shutil.which("npm") is None:
-        pytest.skip("npm is not installed: the Docusaurus site cannot be built")
-    CACHE.mkdir(parents=True, exist_ok=True)
-    for name in SITE_FILES:
-        shutil.copyfile(SITE / name, CACHE / name)
-    stamp = CACHE / "node_modules" / ".bookrag-installed"
-    wanted = _digest([SITE / "package.json"])
-    if not stamp.exists() or stamp.read_text() != wanted:
-        done = subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--loglevel=error"], cwd=CACHE,
-                              capture_output=True, text=True, timeout=900)
-        if done.returncode != 0:
-            pytest.skip(f"npm install of the Docusaurus site failed: {done.stderr[-300:]}")
-        stamp.write_text(wanted)
-    return CACHE
-
-
 def build(docs: Path) -> Path:
     """The static build of `docs` as a Docusaurus site (built once per content of the docs and the site)."""
-    site = installed()
+    reason = docusaurus.unavailable()
+    if reason is not None:
+        pytest.skip(f"the Docusaurus site cannot be built: {reason}")
     files = sorted(p for p in docs.rglob("*") if p.is_file())
-    key = _digest([SITE / name for name in SITE_FILES] + files)[:12] + "-" + hashlib.sha256(
-        "\n".join(str(p.relative_to(docs)) for p in files).encode()).hexdigest()[:8]
+    key = _digest([SITE / name for name in SITE_FILES] + [docusaurus.HERE / "package-lock.json"] + files)[:12] + \
+        "-" + hashlib.sha256("\n".join(str(p.relative_to(docs)) for p in files).encode()).hexdigest()[:8]
     out = CACHE / "builds" / key
-    if not (out / "index.html").exists() and not (out / "404.html").exists():
-        done = subprocess.run(["npx", "docusaurus", "build", "--out-dir", str(out)], cwd=site,
-                              env={**_env(), "BOOKRAG_DOCS": str(docs.resolve())}, capture_output=True, text=True,
-                              timeout=900)
-        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    if (out / "index.html").exists() or (out / "404.html").exists():
+        return out
+    try:
+        built = docusaurus.build(docs, CACHE / "work" / key, site_files=SITE, minify=True)
+    except subprocess.CalledProcessError as exc:
+        if "npm" in str(exc.cmd[0]):
+            pytest.skip("npm ci of the Docusaurus packages failed (no registry?)")
+        raise
+    shutil.rmtree(out, ignore_errors=True)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    built.rename(out)  # whole or not at all: an interrupted build leaves only its work folder
+    shutil.rmtree(CACHE / "work" / key, ignore_errors=True)
     return out
-
-
-def _env() -> dict[str, str]:
-    import os
-
-    return {k: v for k, v in os.environ.items() if not k.startswith("BOOKRAG_")}
 
 
 @contextmanager

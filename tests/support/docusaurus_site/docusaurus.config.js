@@ -1,6 +1,5 @@
-// The test site around a book's docs (tests/support/docusaurus_site.py writes BOOKRAG_DOCS and builds it):
+// The test site around a book's docs (tests/support/docusaurus_site.py copies them to ./docs and builds it):
 // Docusaurus's classic preset, defaults everywhere a book owner would keep them.
-const docs = process.env.BOOKRAG_DOCS;
 module.exports = {
   title: 'bookrag test site',
   url: 'http://127.0.0.1',
@@ -9,7 +8,7 @@ module.exports = {
   onBrokenAnchors: 'ignore',
   markdown: {format: 'detect', hooks: {onBrokenMarkdownLinks: 'warn'}},
   presets: [['classic', {
-    docs: {path: docs, routeBasePath: 'docs', sidebarPath: require.resolve('./sidebars.js')},
+    docs: {path: 'docs', routeBasePath: 'docs', sidebarPath: require.resolve('./sidebars.js')},
     blog: false,
     theme: {},
   }]],
