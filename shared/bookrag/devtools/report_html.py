@@ -84,7 +84,7 @@ def volume_chart(report: Report) -> str:
     step = max(1, len(days) // 10)
     ax.set_xticks(x[::step], labels=[d.day[5:] for d in days][::step], fontsize=9)
     ax.set_ylabel("questions per day (UTC)")
-    ax.legend(frameon=False, ncols=3, loc="upper left")
+    ax.legend(frameon=False, ncols=3, loc="lower left", bbox_to_anchor=(0, 1))
     ax.spines[["top", "right"]].set_visible(False)
     return _png(fig, "Questions per day: answered, refused and errors")
 
@@ -99,7 +99,7 @@ def latency_chart(report: Report) -> str:
     ax.bar([i + 0.2 for i in x], [lat.p95_ms or 0 for _, lat in rows], width=0.4, color=COLOURS["p95"], label="p95")
     ax.set_xticks(x, labels=[name for name, _ in rows], fontsize=9)
     ax.set_ylabel("latency (ms)")
-    ax.legend(frameon=False)
+    ax.legend(frameon=False, ncols=2, loc="lower left", bbox_to_anchor=(0, 1))
     ax.spines[["top", "right"]].set_visible(False)
     return _png(fig, "Latency p50 and p95 per route")
 
