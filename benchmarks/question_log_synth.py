@@ -128,7 +128,7 @@ def synthesise(asked: list[dict[str, Any]], records: int, days: int, variety: fl
             question=vary(base["question"], rng) if rng.random() < variety else base["question"],
             book_version=base["book_version"], outcome=outcome,
             refusal_reason="UPSTREAM_TIMEOUT" if error else base["reason"] if refused else None,
-            sections=() if error else tuple(LoggedSection(**s) for s in cited),
+            sections=() if error else tuple(LoggedSection(**s) for s in first_per_url(cited)),
             latency_ms=round(latency, 1), answerer="" if retrieval else "extractive",
             key_hash=f"k{rng.randrange(40):02d}", top_score=None if error else base["top_score"])
         out.append(record)
@@ -139,6 +139,14 @@ def synthesise(asked: list[dict[str, Any]], records: int, days: int, variety: fl
                                         else None))
     out.sort(key=lambda r: r.at)
     return out, votes
+
+
+def first_per_url(sections: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A section once, at its best place (an answer may cite two chunks of one section)."""
+    seen: dict[str, dict[str, Any]] = {}
+    for s in sections:
+        seen.setdefault(s["url"], s)
+    return list(seen.values())
 
 
 def datetime_weekday(at: float) -> int:
@@ -169,7 +177,7 @@ def main() -> None:
     else:
         asked = ask_all(base_questions(args.questions))
         if args.asked:
-            args.asked.write_text(json.dumps(asked, indent=1), encoding="utf-8")
+            args.asked.write_text(json.dumps(asked, separators=(",", ":")) + "\n", encoding="utf-8")
     records, votes = synthesise(asked, args.records, args.days, args.variety, args.seed, time.time())
     write_log(args.out, records, votes)
     print(f"{len(records)} records, {len(votes)} votes from {len(asked)} questions -> {args.out}")

@@ -3,7 +3,7 @@ clustering with the real local embedder: paraphrases in one cluster, topics apar
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import pytest

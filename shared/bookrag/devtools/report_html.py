@@ -163,11 +163,15 @@ def _sections(report: Report) -> list[str]:
     return out
 
 
+def _summary(report: Report) -> str:
+    return (f"<p class=summary>{report.questions} questions: {report.answered} answered, {report.refused} refused, "
+            f"{report.errors} errors. Refusal rate {_rate(report.refusal_rate)}. Latency p50 "
+            f"{_ms(report.latency.p50_ms)}, p95 {_ms(report.latency.p95_ms)}. Votes: {report.votes_up} up, "
+            f"{report.votes_down} down.</p>")
+
+
 def _traffic(report: Report) -> list[str]:
-    out = [f"<p class=summary>{report.questions} questions: {report.answered} answered, {report.refused} refused, "
-           f"{report.errors} errors. Refusal rate {_rate(report.refusal_rate)}. Latency p50 "
-           f"{_ms(report.latency.p50_ms)}, p95 {_ms(report.latency.p95_ms)}. Votes: {report.votes_up} up, "
-           f"{report.votes_down} down.</p>"]
+    out = []
     if report.volume_per_day:
         out += ["<h2>Questions per day</h2>", volume_chart(report), "<h2>Latency</h2>", latency_chart(report)]
     out.append("<table><tr><th>route</th><th>questions</th><th>refusal rate</th><th>p50</th><th>p95</th></tr>")
@@ -189,7 +193,7 @@ def render_html(report: Report) -> str:
     notes = "".join(f"<p class=meta>Note: {escape(n)}</p>" for n in report.notes)
     body: list[Any] = [f"<h1>What readers ask</h1><p class=meta>Since {escape(report.since)}, from "
                        f"{escape(report.log)}; generated {escape(report.generated_at)}.</p>{notes}",
-                       *_traffic(report), *_gaps(report), *_sections(report)]
+                       _summary(report), *_gaps(report), *_traffic(report), *_sections(report)]
     return ("<!doctype html>\n<html lang=en><head><meta charset=utf-8>"
             "<meta http-equiv=Content-Security-Policy content=\"default-src 'none'; img-src data:; "
             "style-src 'unsafe-inline'\">"
