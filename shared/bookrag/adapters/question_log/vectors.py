@@ -59,7 +59,8 @@ class QuestionVectors:
         tmp = self.path.with_suffix(".tmp.npz")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            with tmp.open("wb") as handle:
+            # Owner-only, as the log itself: vectors of readers' questions.
+            with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as handle:
                 np.savez(handle, keys=np.asarray(keys, dtype="S32"), vectors=vectors)
             os.replace(tmp, self.path)
         except OSError:
