@@ -228,6 +228,9 @@ def answer_focus(question: str, answer: str) -> str:
         if _is_function_word(tok.low) or (tok.low in _VERBS and kind):
             break  # "Which control method": the word after "which" is the kind, though "control" may be a verb
         kind.append(tok)
+    if any(_named(t, False) for t in kind):
+        # "Which ROS 2 pattern ...": the name places the kind; the pick is what the answer opens with.
+        return _opening_pick(answer, kind, asked)
     kind = kind[:_MAX_KIND_WORDS]
     plural = next((i for i, t in enumerate(kind) if _plural(t.low)), None)
     kind = kind if plural is None else kind[:plural + 1]  # "Which simulators focus on ...": not "focus"
@@ -265,6 +268,28 @@ def answer_focus(question: str, answer: str) -> str:
             best, best_score = name, score
     named_kind = question[kind[0].start:kind[-1].end]  # "Bullet physics engine": the kind keeps it findable
     return f"{best} {named_kind}" if best and not best.lower().endswith(kind[-1].low) else best
+
+
+def _opening_pick(answer: str, kind: list[_Tok], asked: set[str]) -> str:
+    """The words an answer opens with when its first sentence calls them the kind asked for: "Actions in
+    ROS 2 provide a communication pattern for ..." picks "Actions" for "Which ROS 2 pattern should I
+    use ...?". Not the question's own words ("Gazebo delegates to a pluggable physics engine")."""
+    names = next((i for i, t in enumerate(kind) if not _named(t, False)), len(kind))
+    kind = kind[:names + _MAX_KIND_WORDS]  # "ROS 2 communication pattern", not "... pattern blocks"
+    if not kind or _named(kind[-1], False):
+        return ""
+    first = _ITEM_SPLIT.split(_MARKERS.sub("", answer).strip(), maxsplit=1)[0]
+    toks = _tokens(first)
+    opening: list[_Tok] = []
+    for tok in toks:
+        if _is_function_word(tok.low) or tok.low in _VERBS or tok.low in asked:
+            break
+        opening.append(tok)
+    said = {_stem(t.low) for t in toks[len(opening):]}
+    if not opening or len(opening) > _MAX_KIND_WORDS or not opening[0].text[0].isupper() \
+            or _stem(kind[-1].low) not in said:
+        return ""
+    return first[opening[0].start:opening[-1].end]
 
 
 def _plural(low: str) -> bool:
