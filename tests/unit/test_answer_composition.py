@@ -143,4 +143,3 @@ def test_a_heading_phrased_as_the_question_leads() -> None:
     text = answer("When is a ROS 2 action the right tool?", hits_of(ACTIONS, "actions.md"))
 
     assert text.startswith("Actions are appropriate when:")
-

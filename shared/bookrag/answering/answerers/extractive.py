@@ -93,6 +93,11 @@ class ExtractiveAnswerer:
     """Answers by quoting retrieved sentences; see the module docstring for the calibration."""
 
     name = "extractive"
+    # It scores every statement of the chunks it is given, so it may choose from more than a model is shown:
+    # a short section whose heading answers ("When to Use Services") often ranks 6th to 8th behind longer
+    # ones sharing the question's words. On textbook-2's answer set, 8 instead of 5: the gold section leads
+    # 38 answers instead of 36, keyword recall 0.83 -> 0.87; the sample book's answers are unchanged.
+    context_size = 8
 
     def __init__(self, retriever: Retriever, calibration: Calibration | None = None) -> None:
         self.retriever = retriever
