@@ -57,11 +57,10 @@ from bookrag.answering.answerers.grounding import Grounder, ground
 from bookrag.answering.answerers.spans import quotes_for
 from bookrag.answering.citations import Ledger, verify_citations
 from bookrag.answering.context import book_context
-from bookrag.answering.conversation import about_selection
 from bookrag.answering.deobfuscation import LeakGuard, secret_values
 from bookrag.answering.gate import vouched
 from bookrag.answering.rewriters import OfflineRewriter, Rewriter
-from bookrag.answering.selection import match_selection, selection_hits, with_selection
+from bookrag.answering.selection import about_selection, match_selection, selection_hits, with_selection
 from bookrag.contracts.agent import MESSAGES, REFUSAL, Quote, Response, Source
 from bookrag.domain.conversation import Conversation
 from bookrag.domain.deadline import Deadline
