@@ -155,3 +155,12 @@ def test_the_readmes_example_answers_are_what_the_answerer_says(book_env: Any) -
     assert len(examples) >= 2
     for question, shown in examples:
         assert ask(question).answer == shown.strip(), question
+
+
+def test_the_extractive_answerer_chooses_from_more_chunks_than_a_model_is_shown(book_env: Any) -> None:
+    # A short section whose heading answers often ranks 6th to 8th: the offline answerer scores every
+    # statement, so the agent's retrieval gives it 8 chunks (the sources event lists up to 6 sections).
+    agent = container_for(book_env).agent
+    sources = next(e.sources for e in agent.events("How do robots move and sense the world?") if e.kind == "sources")
+
+    assert len({(s.source_file, s.section) for s in sources}) == 6

@@ -119,3 +119,27 @@ def test_a_list_quoted_whole_stays_a_list() -> None:
     assert text.startswith("Isaac ROS includes several specialized packages for perception: [S1]\n\n"
                            "- Isaac ROS Apriltag: GPU-accelerated AprilTag detection and pose estimation.\n"
                            "- Isaac ROS Visual SLAM: ")
+
+
+ACTIONS = """# Actions
+
+## ROS 2 Tools for Development
+
+ROS 2 includes many tools for development and debugging of nodes, topics and actions:
+- ros2 action: list the actions of a running system and send goals to actions
+- ros2 topic: list, inspect and publish to the topics of a running system
+
+## When to Use Actions
+
+Actions are appropriate when:
+- The operation takes a significant amount of time to complete
+- You need to monitor progress during the execution of the task
+"""
+
+
+def test_a_heading_phrased_as_the_question_leads() -> None:
+    # "When is ... the right tool?" and "When to Use Actions": the question word a stop list drops is the
+    # match; the lead-in sits under that heading though it reads as a heading of its own.
+    text = answer("When is a ROS 2 action the right tool?", hits_of(ACTIONS, "actions.md"))
+
+    assert text.startswith("Actions are appropriate when:")

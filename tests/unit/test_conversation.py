@@ -209,6 +209,14 @@ def test_a_refused_turn_is_not_the_conversation_s_subject() -> None:
     ("What is the point on the ground where the net moment is zero called?",
      "The ZMP is a critical concept for bipedal locomotion stability [1].",
      "How is it computed?", "How is ZMP computed?"),
+    # A kind placed by a name ("ROS 2 pattern"): the pick is what the answer opens with and calls that kind.
+    ("Which ROS 2 pattern should I use for long-running tasks that report progress?",
+     "Actions in ROS 2 provide a communication pattern for long-running tasks that require feedback [1].",
+     "How do I write a server for them in Python?", "How do I write a server for Actions in Python?"),
+    # An opening that does not call itself the kind is no pick: the earlier subject stays.
+    ("Which ROS 2 pattern should I use for long-running tasks that report progress?",
+     "Characteristics of Actions — Feedback: the server reports progress [1].",
+     "How do I write a server for them in Python?", "How do I write a server for ROS 2 pattern in Python?"),
     # A plural kind, named more closely by the answer.
     ("Which simulators focus on accurate modeling of physical interactions?",
      "Physics-based simulators focus on accurate modeling of physical interactions: [1]\n\n- Examples: Gazebo, MuJoCo.",

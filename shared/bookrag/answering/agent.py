@@ -57,11 +57,10 @@ from bookrag.answering.answerers.grounding import Grounder, ground
 from bookrag.answering.answerers.spans import quotes_for
 from bookrag.answering.citations import Ledger, verify_citations
 from bookrag.answering.context import book_context
-from bookrag.answering.conversation import about_selection
 from bookrag.answering.deobfuscation import LeakGuard, secret_values
 from bookrag.answering.gate import vouched
 from bookrag.answering.rewriters import OfflineRewriter, Rewriter
-from bookrag.answering.selection import match_selection, selection_hits, with_selection
+from bookrag.answering.selection import about_selection, match_selection, selection_hits, with_selection
 from bookrag.contracts.agent import MESSAGES, REFUSAL, Quote, Response, Source
 from bookrag.domain.conversation import Conversation
 from bookrag.domain.deadline import Deadline
@@ -78,6 +77,7 @@ __all__ = ["AgentEvent", "BookRAGAgent", "validate_query"]
 AGENT_DEADLINE_S = 20.0
 MAX_QUERY_CHARS = POLICIES["agent"].max_query_chars
 NEAREST_SECTIONS = 3
+CONTEXT_SIZE = 5  # chunks per retrieval for an answerer that does not say (`Answerer.context_size`)
 # The refusal sentence and the book's title are left out of the prompt's fingerprint, since legitimate
 # answers contain them.
 _NOT_SECRET = (REFUSAL, "Physical AI & Humanoid Robotics textbook")
@@ -111,6 +111,9 @@ class BookRAGAgent:
         self.answerer = answerer
         self.rewriter: Rewriter = rewriter or OfflineRewriter()
         self._threshold = default_threshold(settings, "agent")
+        # How many chunks each retrieval gives the answerer: an answerer may choose from more than a model
+        # is shown (`Answerer.context_size`).
+        self._context_size = int(getattr(answerer, "context_size", CONTEXT_SIZE))
         # Grounding reads the cited chunks' neighbours from the store and embeds with the embedder in use.
         self._grounder = Grounder(embed=retriever.embed_passages, neighbours=retriever.adjacent)
         prompt = SYSTEM_PROMPT
@@ -141,7 +144,7 @@ class BookRAGAgent:
         ledger = Ledger()
 
         def retrieve(text: str) -> list[SearchHit]:
-            return ledger.record(book_context(self.retriever, text)[1])
+            return ledger.record(book_context(self.retriever, text, top_k=self._context_size)[1])
 
         extra: dict[str, object] = {}
         if conversation is None:

@@ -14,7 +14,7 @@ a follow-up becomes a standalone question:
 When the earlier question asked the book to pick something ("Which physics engine is the most
 accurate?"), a singular pronoun means what the answer picked ("its downsides" -> "DART's downsides";
 `answer_focus`). A refused turn is skipped when an answered one has a subject (`answered`). A
-question about a selection uses the earlier turns only when it refers back to them (`about_selection`).
+question about a selection uses the earlier turns only when it refers back to them (`selection.about_selection`).
 """
 
 from __future__ import annotations
@@ -161,7 +161,7 @@ def _own_content(toks: list[_Tok]) -> list[_Tok]:
             if not _is_function_word(t.low) and (t.low not in _GENERIC or _named(t, i == 0))]
 
 
-def _earlier_subject(history: Sequence[Turn]) -> tuple[str, str, str]:
+def earlier_subject(history: Sequence[Turn]) -> tuple[str, str, str]:
     """(subject, the question it came from, the entity its answer picked) of the most recent earlier turn
     that has a subject. A turn that referred back by a pronoun ("Does it apply the whole sequence?") kept
     the subject before it: its rewritten question's longest run ("whole control sequence") is not the
@@ -174,7 +174,7 @@ def _earlier_subject(history: Sequence[Turn]) -> tuple[str, str, str]:
 
 
 def _subject_turn(history: Sequence[Turn]) -> tuple[str, Turn] | None:
-    """The subject and the turn of `_earlier_subject`, without reading its answer."""
+    """The subject and the turn of `earlier_subject`, without reading its answer."""
     for at in range(len(history) - 1, -1, -1):
         turn = history[at]
         if at and _substitute(turn.question, "X") is not None:
@@ -228,6 +228,9 @@ def answer_focus(question: str, answer: str) -> str:
         if _is_function_word(tok.low) or (tok.low in _VERBS and kind):
             break  # "Which control method": the word after "which" is the kind, though "control" may be a verb
         kind.append(tok)
+    if any(_named(t, False) for t in kind):
+        # "Which ROS 2 pattern ...": the name places the kind; the pick is what the answer opens with.
+        return _opening_pick(answer, kind, asked)
     kind = kind[:_MAX_KIND_WORDS]
     plural = next((i for i, t in enumerate(kind) if _plural(t.low)), None)
     kind = kind if plural is None else kind[:plural + 1]  # "Which simulators focus on ...": not "focus"
@@ -265,6 +268,20 @@ def answer_focus(question: str, answer: str) -> str:
             best, best_score = name, score
     named_kind = question[kind[0].start:kind[-1].end]  # "Bullet physics engine": the kind keeps it findable
     return f"{best} {named_kind}" if best and not best.lower().endswith(kind[-1].low) else best
+
+
+def _opening_pick(answer: str, kind: list[_Tok], asked: set[str]) -> str:
+    """What the answer opens with when its first sentence calls it the kind asked for ("Actions in ROS 2
+    provide a communication pattern ..." for "Which ROS 2 pattern ...?"); never the question's own words."""
+    kind = kind[:next((i for i, t in enumerate(kind) if not _named(t, False)), len(kind)) + _MAX_KIND_WORDS]
+    first = _ITEM_SPLIT.split(_MARKERS.sub("", answer).strip(), maxsplit=1)[0]
+    toks = _tokens(first)
+    n = next((i for i, t in enumerate(toks) if _is_function_word(t.low) or t.low in _VERBS or t.low in asked),
+             len(toks))
+    if not kind or _named(kind[-1], False) or not 0 < n <= _MAX_KIND_WORDS or not toks[0].text[0].isupper() \
+            or _stem(kind[-1].low) not in {_stem(t.low) for t in toks[n:]}:
+        return ""  # "ROS 2 communication pattern", not "... pattern blocks": the kind ends at its noun
+    return first[toks[0].start:toks[n - 1].end]
 
 
 def _plural(low: str) -> bool:
@@ -315,7 +332,7 @@ def _substitute(question: str, subject: str, focus: str = "") -> str | None:
 def resolve_follow_up(question: str, history: Sequence[Turn]) -> str:
     """The standalone form of `question` after `history` (deterministic; see the module docstring)."""
     turns = answered(history)
-    subject, earlier, focus = _earlier_subject(turns)
+    subject, earlier, focus = earlier_subject(turns)
     if not subject:
         return question
     switch = _SWITCH.match(question)
@@ -365,23 +382,6 @@ def answered(history: Sequence[Turn]) -> tuple[Turn, ...]:
     organised?" refused, "How many weeks does it last?")."""
     kept = tuple(turn for turn in history if not _is_refusal(turn.answer))
     return kept if _subject_turn(kept) is not None else tuple(history)
-
-
-# "How does this relate to what you said before?": a question about a selection that brings in the
-# conversation. Without such words, a selection's "this" is the passage, not the earlier subject.
-_REFERS_BACK = re.compile(r"\b(?:you\s+(?:just\s+)?(?:said|mentioned|described|explained|wrote|told|showed)"
-                          r"|your\s+(?:last\s+|previous\s+|earlier\s+)?answer|(?:last|previous|earlier)\s+answer"
-                          r"|we\s+(?:just\s+)?(?:discussed|talked|covered)|(?:said|mentioned|discussed|asked)\s+"
-                          r"(?:before|earlier|previously)|earlier|previously|before\s*[?.!]*\s*$)", re.IGNORECASE)
-
-
-def about_selection(question: str, history: Sequence[Turn]) -> str:
-    """The question to search with a selection: as asked, or, when it refers back to the conversation
-    ("... what you said before?"), with the earlier subject (or the entity its answer picked) added."""
-    subject, _, focus = _earlier_subject(answered(history))
-    if not subject or not _REFERS_BACK.search(question):
-        return question
-    return f"{_ends(question)} ({focus or subject})?"
 
 
 def resolve_history(history: Sequence[Turn]) -> tuple[Turn, ...]:

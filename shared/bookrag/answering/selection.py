@@ -13,7 +13,8 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from bookrag.domain.conversation import Selection
+from bookrag.answering.conversation import answered, earlier_subject
+from bookrag.domain.conversation import Selection, Turn
 from bookrag.domain.models import Filters, SearchHit
 from bookrag.domain.query import POLICIES
 from bookrag.retrieval.retriever import Retriever, SearchOptions
@@ -95,3 +96,20 @@ def selection_hits(retriever: Retriever, match: SelectionMatch, search_text: str
 def with_selection(question: str, selection: Selection) -> str:
     """The question an answerer sees: the reader's words, then the passage they selected, quoted."""
     return f'{question}\n\nThe reader selected this passage: "{selection.text}"'
+
+
+# "How does this relate to what you said before?": a question about a selection that brings in the
+# conversation. Without such words, a selection's "this" is the passage, not the earlier subject.
+_REFERS_BACK = re.compile(r"\b(?:you\s+(?:just\s+)?(?:said|mentioned|described|explained|wrote|told|showed)"
+                          r"|your\s+(?:last\s+|previous\s+|earlier\s+)?answer|(?:last|previous|earlier)\s+answer"
+                          r"|we\s+(?:just\s+)?(?:discussed|talked|covered)|(?:said|mentioned|discussed|asked)\s+"
+                          r"(?:before|earlier|previously)|earlier|previously|before\s*[?.!]*\s*$)", re.IGNORECASE)
+
+
+def about_selection(question: str, history: Sequence[Turn]) -> str:
+    """The question to search with a selection: as asked, or, when it refers back to the conversation
+    ("... what you said before?"), with the earlier subject (or the entity its answer picked) added."""
+    subject, _, focus = earlier_subject(answered(history))
+    if not subject or not _REFERS_BACK.search(question):
+        return question
+    return f"{question.rstrip(' ?.!')} ({focus or subject})?"

@@ -86,7 +86,8 @@ class Answerer(Protocol):
     """Writes a draft from retrieved chunks. May call `retrieve` for more (bounded by `deadline`).
 
     Raises `bookrag.errors.AnswerError` subclasses (never SDK or transport exceptions), and the
-    retrieval errors `retrieve` raises.
+    retrieval errors `retrieve` raises. An answerer may have a `context_size` attribute: how many chunks
+    each retrieval gives it (the agent's `CONTEXT_SIZE`, 5, without one).
     """
 
     name: str

@@ -164,3 +164,19 @@ class QuestionShape:
                 parts = clauses
         return cls(wants_list=bool(_LIST_QUESTION.search(q)), parts=tuple(parts), term=defined_term(q),
                    wants_code=bool(_CODE_QUESTION.search(q)))
+
+
+# "When is an action the right tool?" and the heading "When to Use Actions": the question word a stop list
+# drops is what the heading and the question share. Only these: "what" opens most questions and headings.
+_INTERROGATIVE = re.compile(r"^\s*(?:(?:so|ok|okay|and|but|then)\b[\s,]*)?(?:\d+(?:\.\d+)*\.?\s+)?"
+                            r"(when|why|how|where)\b", re.IGNORECASE)
+
+
+def asked_words(text: str) -> set[str]:
+    """The stemmed content words of a question or heading (`tokenize`), with the question word it opens
+    with ("when", "why", "how", "where") as a word of its own, `?when`: a heading phrased as the question
+    answers it."""
+    words = set(tokenize(text))
+    opener = _INTERROGATIVE.match(text)
+    return words | {f"?{opener.group(1).lower()}"} if opener else words
+
