@@ -99,7 +99,7 @@ def test_a_publishable_key_answers_its_site_and_errors_are_readable_there(use_en
 
     served = client.post("/api/answer", json=body, headers={"X-API-Key": publishable, "Origin": SITE})
     assert served.status_code == 200 and served.headers["access-control-allow-origin"] == SITE
-    assert served.headers["access-control-expose-headers"] == "Retry-After, X-Retrieval-Mode"
+    assert served.headers["access-control-expose-headers"] == "Retry-After, X-Retrieval-Mode, X-Query-Id"
 
     cases = [({"X-API-Key": secret, "Origin": SITE}, "/api/answer", 403, "SECRET_KEY_IN_BROWSER"),
              ({"X-API-Key": publishable, "Origin": "https://evil.example"}, "/api/answer", 403, "ORIGIN_NOT_ALLOWED"),

@@ -46,4 +46,10 @@ def handle(event: dict[str, Any], context: Any, kind: FunctionKind) -> dict[str,
 
             return http_response(exc.http_status, error_body(exc))
     handler = get_handler(kind)
-    return traced("http", lambda: handler(event, context))  # type: ignore[no-any-return]
+    try:
+        return traced("http", lambda: handler(event, context))  # type: ignore[no-any-return]
+    finally:
+        from bookrag.services.question_log import flush_pending
+
+        # Lambda freezes the process when this returns: the question log's writer finishes first.
+        flush_pending()

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from bookrag.domain.question_log import QuestionLog
     from bookrag.retrieval.rerank import RelevanceModel
     from bookrag.retrieval.retriever import Retriever
+    from bookrag.services.question_log import LogWriter
 
 T = TypeVar("T")
 NetworkRule = Callable[[Any], bool]
@@ -246,6 +247,16 @@ class Container(AuthContainer):
         from bookrag.adapters.question_log import build_question_log
 
         return build_question_log(self.settings, lambda: self.dynamodb)
+
+    @component
+    def question_log_writer(self) -> LogWriter | None:
+        """The question log's background writer (one thread, started by the first record), or None when
+        QUESTION_LOG=off. It asks for `question_log` per batch, so a restore's new client is used."""
+        if self.settings.question_log == "off":
+            return None
+        from bookrag.services.question_log import LogWriter
+
+        return LogWriter(lambda: self.question_log)
 
     def ready(self) -> dict[str, bool]:
         """What is already built, for health: nothing is built to answer."""
