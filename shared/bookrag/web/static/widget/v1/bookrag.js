@@ -10,6 +10,8 @@
  * data-key: a publishable key (brk_pub_...), when the service requires keys; never a secret key
  * data-page-url: this page's URL in the book (default: location without its #fragment)
  * Nothing is requested (not even the stylesheet) until the reader opens the panel or asks about a selection.
+ * Under each answer, thumbs up/down post the reader's vote to data-api's /api/feedback (the answer's
+ * X-Query-Id, the same key); a "down" offers a short comment first.
  */
 (function () {
   "use strict";
@@ -33,6 +35,7 @@
   var BOOK = ds.book || "the book";
   var KEY = ds.key || "";
   var MAX_SELECTION = 2000, MAX_QUESTION = 1000, MAX_TURNS = 10, MAX_ANSWER = 1500, MAX_BODY = 14000;
+  var MAX_COMMENT = 500;
   var uid = 0;
 
   var MESSAGES = {
@@ -373,7 +376,7 @@
     turn.appendChild(answer);
     setBusy(true, "Searching " + BOOK + "…");
     var streaming = !!(window.ReadableStream && window.TextDecoder);
-    var done = function (response) { finish(turn, answer, body, response); };
+    var done = function (reply) { finish(turn, answer, body, reply.body, reply.queryId); };
     var failed = function (err) { setBusy(false); answer.remove(); showError(turn, err); };
     (streaming ? askStream(body, answer) : askWhole(body)).catch(function (err) {
       // The stream route is missing (an older service): the whole answer at once instead.
@@ -394,15 +397,22 @@
     });
   }
 
+  // A reply: the answer's body and its id in the question log (X-Query-Id; null when the log is off).
+  function reply(res, body) { return { body: body, queryId: res.headers.get("X-Query-Id") }; }
+
   function askWhole(body) {
-    return post("/api/answer", body).then(function (res) { return res.ok ? res.json() : errorFrom(res); });
+    return post("/api/answer", body).then(function (res) {
+      return res.ok ? res.json().then(function (b) { return reply(res, b); }) : errorFrom(res);
+    });
   }
 
   function askStream(body, answer) {
     return post(STREAM, body).then(function (res) {
       if (res.status === 404 || res.status === 405) throw { fallback: true };
       if (!res.ok) return errorFrom(res);
-      if ((res.headers.get("Content-Type") || "").indexOf("text/event-stream") < 0) return res.json();
+      if ((res.headers.get("Content-Type") || "").indexOf("text/event-stream") < 0) {
+        return res.json().then(function (b) { return reply(res, b); });
+      }
       var reader = res.body.getReader(), decoder = new TextDecoder(), buffer = "", text = "", final = null;
       function handle(block) {
         var kind = "message", data = "";
@@ -434,14 +444,14 @@
           if (!r.done) return pump();
           if (buffer.trim()) handle(buffer);
           if (!final) throw { code: "network" };
-          return final;
+          return reply(res, final);
         }, function () { throw { code: "network" }; });
       }
       return pump();
     });
   }
 
-  function finish(turn, answer, body, response) {
+  function finish(turn, answer, body, response, queryId) {
     setBusy(false);
     answer.classList.remove("bookrag-streaming");
     var sources = response.sources || [];
@@ -478,10 +488,60 @@
       });
       answer.appendChild(ol);
     }
+    if (queryId) answer.appendChild(feedbackRow(queryId));
     history.push({ question: body.query, answer: response.answer.slice(0, MAX_ANSWER) });
     if (history.length > MAX_TURNS) history.shift();
     log.scrollTop = log.scrollHeight;
     input.focus();
+  }
+
+  // --- feedback: one vote per answer ------------------------------------------------------------------
+  // The row has a fixed height and the buttons a fixed size, so nothing moves when a vote is cast; the
+  // comment box after a "down" opens below the row, never above anything the reader is looking at.
+  function feedbackRow(queryId) {
+    var row = el("div", { "class": "bookrag-feedback", role: "group", "aria-label": "Was this answer helpful?" });
+    var up = el("button", { type: "button", "class": "bookrag-vote", "data-testid": "bookrag-vote-up",
+      "aria-label": "This answer helped", "aria-pressed": "false" }, "\uD83D\uDC4D");
+    var down = el("button", { type: "button", "class": "bookrag-vote", "data-testid": "bookrag-vote-down",
+      "aria-label": "This answer did not help", "aria-pressed": "false" }, "\uD83D\uDC4E");
+    var note = el("span", { "class": "bookrag-vote-note", role: "status", "data-testid": "bookrag-vote-note" });
+    row.appendChild(up);
+    row.appendChild(down);
+    row.appendChild(note);
+    function lock(chosen) {
+      up.disabled = down.disabled = true;
+      chosen.setAttribute("aria-pressed", "true");
+    }
+    function vote(rating, comment) {
+      var body = { query_id: queryId, rating: rating };
+      if (comment) body.comment = comment.slice(0, MAX_COMMENT);
+      note.textContent = "Sending…";
+      return post(API + "/api/feedback", body).then(function (res) {
+        row.setAttribute("data-voted", rating);
+        note.textContent = res.ok || res.status === 409 ? "Thanks for your feedback." : "Your feedback could not be sent.";
+      }, function () { note.textContent = "Your feedback could not be sent."; });
+    }
+    up.addEventListener("click", function () { lock(up); vote("up"); });
+    down.addEventListener("click", function () {
+      lock(down);
+      var form = el("form", { "class": "bookrag-comment", "data-testid": "bookrag-comment" });
+      var id = "bookrag-c" + (++uid);
+      form.appendChild(el("label", { "for": id, "class": "bookrag-sr" }, "What was wrong or missing? (optional)"));
+      var box = el("textarea", { id: id, rows: "2", maxlength: String(MAX_COMMENT), "data-testid": "bookrag-comment-input",
+        placeholder: "What was wrong or missing? (optional)" });
+      var sendVote = el("button", { type: "submit", "class": "bookrag-small", "data-testid": "bookrag-comment-send" }, "Send");
+      form.appendChild(box);
+      form.appendChild(sendVote);
+      form.addEventListener("submit", function (e) {
+        e.preventDefault();
+        box.disabled = sendVote.disabled = true;
+        vote("down", box.value.trim());
+      });
+      row.parentNode.insertBefore(form, row.nextSibling);
+      note.textContent = "Tell us what was wrong, then Send.";
+      box.focus();
+    });
+    return row;
   }
 
   function showError(turn, err) {
