@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 from bookrag.errors import BookRAGError
-from bookrag.observability import next_invocation, traced
+from bookrag.observability import logger, next_invocation, traced
 from bookrag.runtime.http import FunctionKind, get_handler
 
 
@@ -49,7 +49,8 @@ def handle(event: dict[str, Any], context: Any, kind: FunctionKind) -> dict[str,
     try:
         return traced("http", lambda: handler(event, context))  # type: ignore[no-any-return]
     finally:
-        from bookrag.services.question_log import flush_pending
+        from bookrag.services.container import flush_question_log
 
         # Lambda freezes the process when this returns: the question log's writer finishes first.
-        flush_pending()
+        if not flush_question_log():
+            logger.warning("question log flush timed out")

@@ -27,7 +27,7 @@ from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 
-from bookrag.observability import metrics, next_invocation
+from bookrag.observability import logger, metrics, next_invocation
 
 REQUEST_CONTEXT = b"x-amzn-request-context"
 PASS_THROUGH_PATH = "/events"  # the adapter's default AWS_LWA_PASS_THROUGH_PATH
@@ -96,9 +96,10 @@ def _flushing_before_the_end(send: Any) -> Any:
 
     async def sent(message: dict[str, Any]) -> None:
         if message["type"] == "http.response.body" and not message.get("more_body"):
-            from bookrag.services.question_log import flush_pending
+            from bookrag.services.container import flush_question_log
 
-            await run_in_threadpool(flush_pending)
+            if not await run_in_threadpool(flush_question_log):
+                logger.warning("question log flush timed out")
         await send(message)
 
     return sent

@@ -310,6 +310,21 @@ def auth_container() -> AuthContainer:
         return found
 
 
+def flush_question_log(timeout: float = 1.0) -> bool:
+    """Wait for this process's question log writer, if one was built (the end of a Lambda invocation, which
+    may freeze the process). False if `timeout` ran out."""
+    from bookrag.errors import BookRAGError
+
+    try:
+        container = current()
+    except BookRAGError:
+        return True
+    if not container.built(Container.question_log_writer.name):
+        return True
+    writer = container.question_log_writer
+    return writer is None or writer.flush(timeout)
+
+
 def reset_auth() -> None:
     """Forget every guard (their counters) and DynamoDB client: a test's rate limits start from zero."""
     with _containers_lock:

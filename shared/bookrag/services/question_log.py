@@ -8,7 +8,7 @@ write happen on the writer's thread, in batches. A failed write is logged, witho
 reaches the reader; a full queue drops the record (counted in the log line), never blocks a request.
 
 Lambda freezes a process between invocations, and a thread frozen mid-write may lose its record. So on
-Lambda the runtime waits for the writer at the end of each invocation (`flush_pending`): after Mangum has
+Lambda the runtime waits for the writer at the end of each invocation (`container.flush_question_log`): after Mangum has
 built the response (the buffered API's reader waits for that one write, which started as soon as the
 answer was built), and, under the Web Adapter, before a response's last byte (a streamed answer's reader
 already has its `final` event). `bookrag serve` never waits: its writer flushes on a short interval.
@@ -25,7 +25,7 @@ import uuid
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from bookrag.domain.keys import ANONYMOUS
 from bookrag.domain.question_log import FeedbackRecord, LoggedSection, QueryRecord, QuestionLog, Rating, Route
@@ -34,8 +34,21 @@ from bookrag.observability import logger
 from bookrag.text.scrub import scrub
 
 if TYPE_CHECKING:
+    from bookrag.config.settings import Settings
     from bookrag.contracts.agent import Response
-    from bookrag.services.container import Container
+
+
+class Container(Protocol):
+    """What this module asks of `services.container.Container` (which builds the writer: no import back)."""
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def question_log(self) -> QuestionLog | None: ...
+
+    @property
+    def question_log_writer(self) -> LogWriter | None: ...
 
 HEADER = "X-Query-Id"
 TOP_SECTIONS = 5  # the sections a record keeps: enough for "most asked sections" and "where the answer would go"
@@ -180,20 +193,6 @@ def _submit(container: Container, entry: Entry, *, outcome: Any, reason: str | N
 def logging_on(container: Container) -> bool:
     """Whether answers carry a query id to vote on (QUESTION_LOG=on)."""
     return container.settings.question_log == "on"
-
-
-def flush_pending(timeout: float = 1.0) -> None:
-    """Wait for the writer of this process's container, if it has one (the end of a Lambda invocation)."""
-    from bookrag.services.container import current
-
-    try:
-        container = current()
-    except BookRAGError:
-        return
-    if container.built("question_log_writer"):
-        writer = container.question_log_writer
-        if writer is not None and not writer.flush(timeout):
-            logger.warning("question log flush timed out")
 
 
 def add_feedback(container: Container, query_id: str, rating: Rating, comment: str | None) -> None:
