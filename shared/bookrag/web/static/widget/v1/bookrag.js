@@ -1,17 +1,8 @@
 /*! bookrag "Ask the book" widget, v1. No framework, no build step.
- * <script src="https://API/widget/v1/bookrag.js" data-book="My Book" defer></script>
- * data-api: the service's base URL (default: where this script was loaded from)
- * data-stream-api: where answers stream from, the stream function's URL (the StreamUrl output; with or
- *   without its /api/answer/stream path; default: data-api's /api/answer/stream)
- * data-position: the launcher's corner, "bottom-right" (default) or "bottom-left"
- * data-avoid: CSS selectors of the site's own fixed controls the launcher must not cover, besides the
- *   Docusaurus theme's back-to-top button and table of contents (comma-separated)
- * data-book: the book's name, shown in the panel's title
- * data-key: a publishable key (brk_pub_...), when the service requires keys; never a secret key
- * data-page-url: this page's URL in the book (default: location without its #fragment)
+ * <script src="https://API/widget/v1/bookrag.js" data-book="My Book" defer></script>; the data-* attributes
+ * (api, stream-api, position, avoid, book, key, page-url) are in the README, "The widget".
  * Nothing is requested (not even the stylesheet) until the reader opens the panel or asks about a selection.
- * Under each answer, thumbs up/down post the reader's vote to data-api's /api/feedback (the answer's
- * X-Query-Id, the same key); a "down" offers a short comment first.
+ * Thumbs up/down under an answer post the vote to data-api's /api/feedback (its X-Query-Id, the same key).
  */
 (function () {
   "use strict";
@@ -130,7 +121,7 @@
     return src.quotes && src.quotes.length ? src.quotes[0].fragment_url : src.source_url;
   }
 
-  // --- theme: Docusaurus's html[data-theme], else the reader's system preference ---------------------
+  // --- theme: Docusaurus's html[data-theme], else the reader's system preference
   function isDark() {
     var t = document.documentElement.getAttribute("data-theme");
     if (t) return t === "dark";
@@ -144,7 +135,7 @@
     if (mq.addEventListener) mq.addEventListener("change", applyTheme);
   }
 
-  // --- the launcher and the selection button: styled inline, so nothing loads before they are used ----
+  // --- the launcher and the selection button: styled inline, so nothing loads before they are used
   var launcher = el("button", { type: "button", "class": "bookrag-launcher", "aria-haspopup": "dialog",
     "aria-expanded": "false", "aria-controls": "bookrag-panel", "data-testid": "bookrag-open" }, "Ask the book");
   launcher.style.cssText = "position:fixed;" + (LEFT ? "left" : "right") + ":20px;bottom:20px;z-index:2147483000;padding:10px 16px;" +
@@ -281,7 +272,7 @@
 
   launcher.addEventListener("click", openPanel);
 
-  // --- "Ask about this": a selection on the page (outside the widget) -------------------------------
+  // --- "Ask about this": a selection on the page (outside the widget)
   function selectionText() {
     var sel = window.getSelection();
     if (!sel || sel.isCollapsed || !sel.rangeCount) return null;
@@ -328,7 +319,7 @@
     input.placeholder = "Ask about the selected text (or press Ask to have it explained)…";
   }
 
-  // --- asking -----------------------------------------------------------------------------------------
+  // --- asking
   function submit() {
     if (busy) return;
     var question = input.value.trim();
@@ -495,46 +486,35 @@
     input.focus();
   }
 
-  // --- feedback: one vote per answer ------------------------------------------------------------------
-  // The row has a fixed height and the buttons a fixed size, so nothing moves when a vote is cast; the
-  // comment box after a "down" opens below the row, never above anything the reader is looking at.
+  // --- feedback: one vote per answer. Fixed sizes (CSS): a vote moves nothing; the comment opens below.
   function feedbackRow(queryId) {
     var row = el("div", { "class": "bookrag-feedback", role: "group", "aria-label": "Was this answer helpful?" });
-    var up = el("button", { type: "button", "class": "bookrag-vote", "data-testid": "bookrag-vote-up",
-      "aria-label": "This answer helped", "aria-pressed": "false" }, "\uD83D\uDC4D");
-    var down = el("button", { type: "button", "class": "bookrag-vote", "data-testid": "bookrag-vote-down",
-      "aria-label": "This answer did not help", "aria-pressed": "false" }, "\uD83D\uDC4E");
-    var note = el("span", { "class": "bookrag-vote-note", role: "status", "data-testid": "bookrag-vote-note" });
-    row.appendChild(up);
-    row.appendChild(down);
-    row.appendChild(note);
-    function lock(chosen) {
-      up.disabled = down.disabled = true;
-      chosen.setAttribute("aria-pressed", "true");
+    function btn(name, label, text) {
+      return row.appendChild(el("button", { type: "button", "class": "bookrag-vote", "data-testid": "bookrag-vote-" + name,
+        "aria-label": label, "aria-pressed": "false" }, text));
     }
+    var up = btn("up", "This answer helped", "\uD83D\uDC4D"), down = btn("down", "This answer did not help", "\uD83D\uDC4E");
+    var note = row.appendChild(el("span", { "class": "bookrag-vote-note", role: "status" }));
+    function lock(chosen) { up.disabled = down.disabled = true; chosen.setAttribute("aria-pressed", "true"); }
     function vote(rating, comment) {
-      var body = { query_id: queryId, rating: rating };
-      if (comment) body.comment = comment.slice(0, MAX_COMMENT);
+      var failed = function () { note.textContent = "Your feedback could not be sent."; };
       note.textContent = "Sending…";
-      return post(API + "/api/feedback", body).then(function (res) {
-        row.setAttribute("data-voted", rating);
-        note.textContent = res.ok || res.status === 409 ? "Thanks for your feedback." : "Your feedback could not be sent.";
-      }, function () { note.textContent = "Your feedback could not be sent."; });
+      post(API + "/api/feedback", comment ? { query_id: queryId, rating: rating, comment: comment.slice(0, MAX_COMMENT) }
+        : { query_id: queryId, rating: rating }).then(function (res) {
+        if (res.ok || res.status === 409) note.textContent = "Thanks for your feedback."; else failed();
+      }, failed);
     }
     up.addEventListener("click", function () { lock(up); vote("up"); });
     down.addEventListener("click", function () {
       lock(down);
-      var form = el("form", { "class": "bookrag-comment", "data-testid": "bookrag-comment" });
-      var id = "bookrag-c" + (++uid);
+      var form = el("form", { "class": "bookrag-comment" }), id = "bookrag-c" + (++uid);
       form.appendChild(el("label", { "for": id, "class": "bookrag-sr" }, "What was wrong or missing? (optional)"));
-      var box = el("textarea", { id: id, rows: "2", maxlength: String(MAX_COMMENT), "data-testid": "bookrag-comment-input",
-        placeholder: "What was wrong or missing? (optional)" });
-      var sendVote = el("button", { type: "submit", "class": "bookrag-small", "data-testid": "bookrag-comment-send" }, "Send");
-      form.appendChild(box);
-      form.appendChild(sendVote);
+      var box = form.appendChild(el("textarea", { id: id, rows: "2", maxlength: String(MAX_COMMENT),
+        "data-testid": "bookrag-comment-input", placeholder: "What was wrong or missing? (optional)" }));
+      var go = form.appendChild(el("button", { type: "submit", "class": "bookrag-small" }, "Send"));
       form.addEventListener("submit", function (e) {
         e.preventDefault();
-        box.disabled = sendVote.disabled = true;
+        box.disabled = go.disabled = true;
         vote("down", box.value.trim());
       });
       row.parentNode.insertBefore(form, row.nextSibling);
