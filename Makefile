@@ -81,6 +81,7 @@ bench: setup
 	$(PY) benchmarks/stream_bench.py
 	$(PY) benchmarks/scaling.py
 	$(PY) benchmarks/report_bench.py
+	$(PY) benchmarks/question_log_bench.py
 
 # The MCP endpoint's targets alone (warm tool call vs REST, cold start vs REST, no SDK import on health or
 # warm-up) -> benchmarks/mcp-results.json, mcp-results.md.

@@ -56,6 +56,8 @@ http answer-conversation-conflict POST api/answer '{"query": "And then?", "sessi
 # The reader's side (issue 15): the streamed answer, the widget's script and the demo page.
 http answer-stream-valid POST api/answer/stream '{"query": "How do I install ROS 2 Humble?"}'
 http answer-stream-empty POST api/answer/stream '{"query": ""}'
+http feedback-unknown POST api/feedback '{"query_id": "query_0123456789abcdef0123456789abcdef", "rating": "up"}'
+http feedback-invalid-rating POST api/feedback '{"query_id": "query_0123456789abcdef0123456789abcdef", "rating": "meh"}'
 http widget-js GET widget/v1/bookrag.js
 http demo GET demo
 "$SAM" local generate-event cloudwatch scheduled-event > scheduled-warmup.json

@@ -15,10 +15,18 @@ from tests.support.paths import SAMPLE_DOCS
 from tests.support.stubs import StubServer
 
 
+@pytest.fixture(scope="session")
+def question_log_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the question log (on by default) writes during the tests: one folder for the session, so the
+    settings stay equal from test to test (one container), and never the working tree's `.bookrag`."""
+    return tmp_path_factory.mktemp("question-log")
+
+
 @pytest.fixture(autouse=True)
-def _isolated_environment(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def _isolated_environment(monkeypatch: pytest.MonkeyPatch, question_log_folder: Path) -> Iterator[None]:
     """No test sees the developer's own configuration; every test starts from the defaults."""
     clear_our_vars(monkeypatch)
+    monkeypatch.setenv("QUESTION_LOG_PATH", str(question_log_folder))
     _clear_setting_caches()
     yield
     _clear_setting_caches()

@@ -26,7 +26,7 @@ def client(book_env: Settings) -> TestClient:
     return TestClient(create_app("all"))
 
 
-def test_the_widget_is_one_script_and_one_stylesheet_under_30_kb(client: TestClient) -> None:
+def test_the_widget_is_one_script_and_one_stylesheet_under_32_kb(client: TestClient) -> None:
     js = client.get("/widget/v1/bookrag.js")
     css = client.get("/widget/v1/bookrag.css")
 
@@ -34,7 +34,8 @@ def test_the_widget_is_one_script_and_one_stylesheet_under_30_kb(client: TestCli
     assert js.headers["content-type"].startswith("text/javascript")
     assert css.headers["content-type"].startswith("text/css")
     assert "max-age" in js.headers["cache-control"]
-    assert len(js.content) + len(css.content) < 30 * 1024
+    # 30 KB until the feedback buttons (issue 27) added 2.5 KB; still no framework and no build step.
+    assert len(js.content) + len(css.content) < 32 * 1024
     for test_id in TEST_IDS:
         assert f'"{test_id}"' in js.text, test_id
     assert "import " not in js.text and "require(" not in js.text  # no framework, no build step
@@ -99,7 +100,7 @@ def test_a_publishable_key_answers_its_site_and_errors_are_readable_there(use_en
 
     served = client.post("/api/answer", json=body, headers={"X-API-Key": publishable, "Origin": SITE})
     assert served.status_code == 200 and served.headers["access-control-allow-origin"] == SITE
-    assert served.headers["access-control-expose-headers"] == "Retry-After, X-Retrieval-Mode"
+    assert served.headers["access-control-expose-headers"] == "Retry-After, X-Retrieval-Mode, X-Query-Id"
 
     cases = [({"X-API-Key": secret, "Origin": SITE}, "/api/answer", 403, "SECRET_KEY_IN_BROWSER"),
              ({"X-API-Key": publishable, "Origin": "https://evil.example"}, "/api/answer", 403, "ORIGIN_NOT_ALLOWED"),

@@ -86,3 +86,16 @@ def create_sessions_table(client: Any) -> str:
     client.update_time_to_live(TableName=SESSIONS_TABLE,
                                TimeToLiveSpecification={"Enabled": True, "AttributeName": "expires_at"})
     return SESSIONS_TABLE
+
+
+QUESTION_LOG_TABLE = "bookrag-question-log"
+
+
+def create_question_log_table(client: Any) -> str:
+    """The question log table as template.yaml declares it (`QuestionLogTable`); returns its name."""
+    client.create_table(TableName=QUESTION_LOG_TABLE, BillingMode="PAY_PER_REQUEST",
+                        AttributeDefinitions=[{"AttributeName": "query_id", "AttributeType": "S"}],
+                        KeySchema=[{"AttributeName": "query_id", "KeyType": "HASH"}])
+    client.update_time_to_live(TableName=QUESTION_LOG_TABLE,
+                               TimeToLiveSpecification={"Enabled": True, "AttributeName": "expires_at"})
+    return QUESTION_LOG_TABLE

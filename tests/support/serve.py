@@ -28,6 +28,7 @@ class Served:
     base: str
     process: subprocess.Popen[bytes]
     log: Path
+    question_log: Path  # the folder of its question log
 
     def stop(self) -> None:
         if self.process.poll() is None:
@@ -43,13 +44,15 @@ def start(store: str | Path, workdir: Path, *, copy: bool = True, **env_override
         shutil.copytree(store, folder, ignore=shutil.ignore_patterns(".lock"))
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k.upper() not in {"AUTH_ENABLED", "API_KEY_HASHES"}}
+    # The question log (on by default) in the test's folder, never the working tree's `.bookrag`.
     env.update(QDRANT_PATH=str(folder), EMBEDDING_PROVIDER="local", PYTHONPATH=str(ROOT / "shared"),
-               POWERTOOLS_METRICS_DISABLED="true", **env_overrides)
+               POWERTOOLS_METRICS_DISABLED="true", QUESTION_LOG_PATH=str(workdir / "question-log"))
+    env.update(env_overrides)
     log = workdir / "serve.log"
     with log.open("wb") as out:
         process = subprocess.Popen([sys.executable, "-m", "bookrag.devtools.cli", "serve", "--port", str(port)],
                                    env=env, stdout=out, stderr=subprocess.STDOUT)
-    served = Served(f"http://127.0.0.1:{port}", process, log)
+    served = Served(f"http://127.0.0.1:{port}", process, log, Path(env["QUESTION_LOG_PATH"]))
     try:
         wait_until_up(f"{served.base}/api/health", process)
     except BaseException:

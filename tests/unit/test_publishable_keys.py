@@ -64,7 +64,7 @@ def test_a_publishable_key_answers_from_its_sites() -> None:
     plaintext, record = mint_key("site", origins=[SITE])
     guard = make_guard(record, per_reader=5)
 
-    for path in ("/api/answer", "/api/answer/stream", "/api/retrieve"):
+    for path in ("/api/answer", "/api/answer/stream", "/api/retrieve", "/api/feedback"):
         assert guard.admit(plaintext, IP, origin=SITE, path=path).kind == PUBLISHABLE
 
 

@@ -109,3 +109,51 @@ def test_the_ingest_workflow_publishes_atomically_and_names_its_secrets() -> Non
         assert ingest["env"][name] == "${{ secrets." + name + " }}"
     assert any("bookrag smoke" in s.get("run", "") for s in steps)
     assert workflow[True]["push"]["paths"] == ["docs/**"]  # YAML 1.1 reads the key `on` as True
+
+
+def _statements(function: str) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for policy in RESOURCES[function]["Properties"].get("Policies", []):
+        if isinstance(policy, dict) and "Statement" in policy:
+            out.extend(policy["Statement"])
+    return out
+
+
+def _env(function: str) -> dict[str, Any]:
+    return dict(RESOURCES[function]["Properties"].get("Environment", {}).get("Variables", {}))
+
+
+def test_the_question_log_table_expires_its_items_after_the_retention_parameter() -> None:
+    table = RESOURCES["QuestionLogTable"]["Properties"]
+    assert table["BillingMode"] == "PAY_PER_REQUEST"
+    assert table["KeySchema"] == [{"AttributeName": "query_id", "KeyType": "HASH"}]
+    assert table["TimeToLiveSpecification"] == {"AttributeName": "expires_at", "Enabled": True}
+    assert table["SSESpecification"] == {"SSEEnabled": True}
+    assert TEMPLATE["Parameters"]["QuestionLogRetentionDays"]["Default"] == 90
+    variables = TEMPLATE["Globals"]["Function"]["Environment"]["Variables"]
+    assert variables["QUESTION_LOG_RETENTION_DAYS"] == {"Ref": "QuestionLogRetentionDays"}
+
+
+def test_only_the_request_functions_write_the_question_log_and_none_reads_it_whole() -> None:
+    writers = {"RetrievalFunction", "AgentFunction", "StreamFunction"}
+    for name in _of_type("AWS::Serverless::Function"):
+        granted = [s for s in _statements(name) if s.get("Resource") == {"Fn::GetAtt": "QuestionLogTable.Arn"}]
+        if name not in writers:
+            assert not granted and "QUESTION_LOG_TABLE" not in _env(name), name
+            continue
+        assert _env(name)["QUESTION_LOG_TABLE"] == {"Ref": "QuestionLogTable"}, name
+        actions = {a for s in granted for a in s["Action"]}
+        assert actions == ({"dynamodb:BatchWriteItem"} if name == "RetrievalFunction"
+                           else {"dynamodb:BatchWriteItem", "dynamodb:UpdateItem"}), name
+    # No other statement reaches the table (a wildcard resource would).
+    for name in _of_type("AWS::Serverless::Function"):
+        assert all(s.get("Resource") != "*" for s in _statements(name) if any(
+            "dynamodb" in a for a in s.get("Action", []))), name
+
+
+def test_feedback_is_a_route_of_the_agent_function_behind_the_authorizer() -> None:
+    routes = http_routes(load_template())
+    assert ("POST", "/api/feedback") in routes
+    assert "Auth" not in routes[("POST", "/api/feedback")]
+    cors = RESOURCES["BookApi"]["Properties"]["CorsConfiguration"]["Fn::If"][1]
+    assert "x-query-id" in cors["ExposeHeaders"]

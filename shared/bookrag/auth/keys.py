@@ -3,7 +3,7 @@ behind which their state sits, are the domain's: `bookrag.domain.keys`).
 
 Two kinds. A secret key (`brk_<key id>_<secret>`) is for servers, agents and scripts: every route, never
 from a web page. A publishable key (`brk_pub_<key id>_<secret>`) is meant to sit in a public page (the
-widget's `data-key`): it answers and retrieves only (`PUBLISHABLE_PATHS`), only for requests whose
+widget's `data-key`): it answers, retrieves and takes votes only (`PUBLISHABLE_PATHS`), only for requests whose
 `Origin` is one of its sites, with a low limit per reader (`bookrag.auth.guard`). The record's `kind`
 decides, not the prefix (the prefix is for people; the hash covers it, so it cannot be edited).
 
@@ -26,7 +26,7 @@ from bookrag.domain.keys import PUBLISHABLE, SECRET, KeyRecord
 KEY_PREFIX = "brk"
 # What a reader's page needs: answers (whole or streamed) and retrieval. Nothing that lists, writes or
 # reaches the MCP tools.
-PUBLISHABLE_PATHS = frozenset({"/api/answer", "/api/answer/stream", "/api/retrieve"})
+PUBLISHABLE_PATHS = frozenset({"/api/answer", "/api/answer/stream", "/api/retrieve", "/api/feedback"})
 
 
 MAX_KEY_CHARS = 128

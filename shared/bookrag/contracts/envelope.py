@@ -29,6 +29,10 @@ CODE_MESSAGES = {
     "INVALID_SELECTION": "selected_text must be a non-empty string",
     "SELECTION_TOO_LONG": "selected_text is too long",
     "INVALID_SOURCE": "source_url and source_file must be non-empty strings of limited length",
+    "INVALID_QUERY_ID": "query_id must be the X-Query-Id of an answer",
+    "INVALID_RATING": 'rating must be "up" or "down"',
+    "INVALID_COMMENT": "comment must be a string",
+    "COMMENT_TOO_LONG": "comment is too long",
 }
 
 

@@ -9,6 +9,7 @@ from typing import Protocol
 
 PUBLISHABLE = "publishable"
 SECRET = "secret"
+ANONYMOUS = "anonymous"  # the caller when authentication is off: owns its sessions, signs its log records
 
 
 @dataclass(frozen=True)

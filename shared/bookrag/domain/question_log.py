@@ -16,6 +16,7 @@ Route = Literal["answer", "answer_stream", "retrieve", "mcp_answer", "mcp_retrie
 Outcome = Literal["answered", "refused", "error"]
 Rating = Literal["up", "down"]
 
+QUERY_ID_PATTERN = r"^query_[0-9a-f]{32}$"  # the REST contract's query_id shape; answers' X-Query-Id too
 COMMENT_MAX_CHARS = 500  # a short comment after a "down": enough for "the formula is wrong", not an essay
 
 

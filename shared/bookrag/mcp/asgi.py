@@ -118,7 +118,8 @@ class McpEndpoint:
             from bookrag.mcp.server import build_server
 
             self._server = build_server(self.tool_set)
-        from bookrag.services.conversations import ANONYMOUS, CALLER
+        from bookrag.domain.keys import ANONYMOUS
+        from bookrag.services.conversations import CALLER
 
         manager = StreamableHTTPSessionManager(self._server, json_response=True, stateless=True,
                                                security_settings=security_for(scope),

@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 from bookrag.errors import BookRAGError
-from bookrag.observability import next_invocation, traced
+from bookrag.observability import logger, next_invocation, traced
 from bookrag.runtime.http import FunctionKind, get_handler
 
 
@@ -46,4 +46,11 @@ def handle(event: dict[str, Any], context: Any, kind: FunctionKind) -> dict[str,
 
             return http_response(exc.http_status, error_body(exc))
     handler = get_handler(kind)
-    return traced("http", lambda: handler(event, context))  # type: ignore[no-any-return]
+    try:
+        return traced("http", lambda: handler(event, context))  # type: ignore[no-any-return]
+    finally:
+        from bookrag.services.container import flush_question_log
+
+        # Lambda freezes the process when this returns: the question log's writer finishes first.
+        if not flush_question_log():
+            logger.warning("question log flush timed out")

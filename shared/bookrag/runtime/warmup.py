@@ -49,6 +49,7 @@ def warm(kind: FunctionKind) -> dict[str, Any]:
     handler = get_handler(kind)
     get_tracer()
     _ = container.guard  # built, not called
+    _ = container.question_log, container.question_log_writer  # the log's store and writer (no thread yet)
     store_ok = True
     try:
         container.retriever.warm_up()

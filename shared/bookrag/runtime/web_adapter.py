@@ -16,7 +16,8 @@ changes about a request:
   adapter always sets itself (a client's header of that name is replaced), so per-IP limits read it;
 - non-HTTP events: the adapter POSTs them to `/events` with a `null` request context (a client's
   request never has one); the scheduled warm-up is such an event, answered here by `runtime.warmup`;
-- metrics: no `@log_metrics` handler flushes them, so each request flushes its own.
+- metrics: no `@log_metrics` handler flushes them, so each request flushes its own;
+- the question log: its writer is waited for before a response's last byte (`services.question_log`).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 
-from bookrag.observability import metrics, next_invocation
+from bookrag.observability import logger, metrics, next_invocation
 
 REQUEST_CONTEXT = b"x-amzn-request-context"
 PASS_THROUGH_PATH = "/events"  # the adapter's default AWS_LWA_PASS_THROUGH_PATH
@@ -74,7 +75,7 @@ class WebAdapterApp:
         if ip is not None:
             scope = {**scope, "client": (ip, 0)}
         try:
-            await self.app(scope, receive, send)
+            await self.app(scope, receive, _flushing_before_the_end(send))
         finally:
             if metrics.metric_set:
                 metrics.flush_metrics()
@@ -87,6 +88,21 @@ class WebAdapterApp:
         await send({"type": "http.response.start", "status": 200,
                     "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
         await send({"type": "http.response.body", "body": body})
+
+
+def _flushing_before_the_end(send: Any) -> Any:
+    """`send`, waiting for the question log's writer before a response's last body message: the adapter ends
+    the invocation (and Lambda may freeze the process) with it. A stream's events are already sent."""
+
+    async def sent(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.body" and not message.get("more_body"):
+            from bookrag.services.container import flush_question_log
+
+            if not await run_in_threadpool(flush_question_log):
+                logger.warning("question log flush timed out")
+        await send(message)
+
+    return sent
 
 
 def create() -> WebAdapterApp:

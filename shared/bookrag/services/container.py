@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from bookrag.domain.question_log import QuestionLog
     from bookrag.retrieval.rerank import RelevanceModel
     from bookrag.retrieval.retriever import Retriever
+    from bookrag.services.question_log import LogWriter
 
 T = TypeVar("T")
 NetworkRule = Callable[[Any], bool]
@@ -247,6 +248,16 @@ class Container(AuthContainer):
 
         return build_question_log(self.settings, lambda: self.dynamodb)
 
+    @component
+    def question_log_writer(self) -> LogWriter | None:
+        """The question log's background writer (one thread, started by the first record), or None when
+        QUESTION_LOG=off. It asks for `question_log` per batch, so a restore's new client is used."""
+        if self.settings.question_log == "off":
+            return None
+        from bookrag.services.question_log import LogWriter
+
+        return LogWriter(lambda: self.question_log)
+
     def ready(self) -> dict[str, bool]:
         """What is already built, for health: nothing is built to answer."""
         return {"embedder": self.built("embedder"), "store": self.built("store")}
@@ -297,6 +308,21 @@ def auth_container() -> AuthContainer:
             _auth_containers.clear()  # one configuration per authorizer process
             found = _auth_containers[settings] = AuthContainer(settings)
         return found
+
+
+def flush_question_log(timeout: float = 1.0) -> bool:
+    """Wait for this process's question log writer, if one was built (the end of a Lambda invocation, which
+    may freeze the process). False if `timeout` ran out."""
+    from bookrag.errors import BookRAGError
+
+    try:
+        container = current()
+    except BookRAGError:
+        return True
+    if not container.built(Container.question_log_writer.name):
+        return True
+    writer = container.question_log_writer
+    return writer is None or writer.flush(timeout)
 
 
 def reset_auth() -> None:

@@ -22,16 +22,17 @@ from bookrag.adapters.sessions import encode_turns
 from bookrag.contracts.agent import AnswerRequest, Response
 from bookrag.contracts.validation import invalid_input
 from bookrag.domain.conversation import Conversation, Selection, Session, Turn
+from bookrag.domain.keys import ANONYMOUS
 from bookrag.domain.query import CONVERSATION
-from bookrag.errors import InvalidInputError, SessionNotFoundError
+from bookrag.errors import BookRAGError, InvalidInputError, SessionNotFoundError
 from bookrag.observability import record_refusal
+from bookrag.services.question_log import Entry
 from bookrag.services.tools import Tool, register
 
 if TYPE_CHECKING:
     from bookrag.answering.agent import AgentEvent
     from bookrag.services.container import Container
 
-ANONYMOUS = "anonymous"  # the owner of sessions when authentication is off
 # Whose request this is (the API key id the middleware admitted), for callers that cannot pass it along:
 # an MCP tool call (set per HTTP request by `mcp.asgi`; stdio, `bookrag mcp`, is one local user).
 CALLER: contextvars.ContextVar[str] = contextvars.ContextVar("bookrag_caller", default=ANONYMOUS)
@@ -67,21 +68,37 @@ def answer(container: Container, request: AnswerRequest, owner: str = ANONYMOUS)
     return stamped(container, turn.end(container.agent.run(request.query, turn.conversation)))
 
 
-def answer_recorded(container: Container, request: AnswerRequest, owner: str = ANONYMOUS) -> Response:
-    """`answer`, its refusal (or not) counted in the metrics: what `POST /api/answer` and the MCP
-    `answer_question` tool both serve. Raises as `answer` does."""
-    response = answer(container, request, owner)
+def answer_recorded(container: Container, request: AnswerRequest, owner: str = ANONYMOUS,
+                    entry: Entry | None = None) -> Response:
+    """`answer`, its refusal (or not) counted in the metrics and the question logged (`entry`, or one of
+    MCP's): what `POST /api/answer` and the MCP `answer_question` tool both serve. Raises as `answer` does."""
+    entry = entry or Entry("mcp_answer", request.query, owner)
+    try:
+        response = answer(container, request, owner)
+    except BookRAGError as exc:
+        entry.failed(container, exc)
+        raise
     record_refusal(response.is_refusal)
+    entry.answered(container, response)
     return response
 
 
-def answer_events(container: Container, request: AnswerRequest, owner: str = ANONYMOUS) -> Iterator[AgentEvent]:
+def answer_events(container: Container, request: AnswerRequest, owner: str = ANONYMOUS,
+                  entry: Entry | None = None) -> Iterator[AgentEvent]:
     """`answer`, step by step (`BookRAGAgent.events`): its `final` event carries exactly the response
-    `answer` returns (the session's turn stored). Raises as `answer` does, from the first event on."""
-    turn = _Turn.begin(container, request, owner)
-    for event in container.agent.events(request.query, turn.conversation):
-        yield replace(event, response=stamped(container, turn.end(event.response))) if event.kind == "final" \
-            else event
+    `answer` returns (the session's turn stored), and is logged (`entry`). Raises as `answer` does, from
+    the first event on."""
+    entry = entry or Entry("answer_stream", request.query, owner)
+    try:
+        turn = _Turn.begin(container, request, owner)
+        for event in container.agent.events(request.query, turn.conversation):
+            if event.kind == "final":
+                event = replace(event, response=stamped(container, turn.end(event.response)))
+                entry.answered(container, event.response)
+            yield event
+    except BookRAGError as exc:
+        entry.failed(container, exc)
+        raise
 
 
 def stamped(container: Container, response: Response) -> Response:

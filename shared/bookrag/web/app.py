@@ -58,9 +58,11 @@ def create_app(kind: AppKind = "all") -> FastAPI:
         app.include_router(build_router())  # the tools registered by now
     if kind in ("agent", "all"):
         from bookrag.web.routes.agent import router as agent_router
+        from bookrag.web.routes.feedback import router as feedback_router
         from bookrag.web.routes.widget import router as widget_router
 
         app.include_router(agent_router)
+        app.include_router(feedback_router)
         app.include_router(widget_router)
         _mount_mcp(app, "all")
     return app

@@ -55,10 +55,10 @@ def frames(first: AgentEvent, rest: Iterator[AgentEvent]) -> Iterator[bytes]:
         yield frame("error", error_body(errors.BookRAGError(), "agent"))
 
 
-def event_stream(events: Iterator[AgentEvent]) -> StreamingResponse:
-    """The response for `events`. The first event is produced here, before the status line: input,
-    session and retrieval errors still get their own status and the JSON envelope."""
+def event_stream(events: Iterator[AgentEvent], headers: dict[str, str] | None = None) -> StreamingResponse:
+    """The response for `events`, with `headers` added. The first event is produced here, before the status
+    line: input, session and retrieval errors still get their own status and the JSON envelope."""
     first = next(events)
     # no-cache and no proxy buffering: each event should reach the reader as soon as it is written.
     return StreamingResponse(frames(first, events), media_type=MEDIA_TYPE,
-                             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+                             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no", **(headers or {})})

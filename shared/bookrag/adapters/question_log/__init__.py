@@ -6,8 +6,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from bookrag.errors import ConfigError
-
 if TYPE_CHECKING:
     from bookrag.config.settings import Settings
     from bookrag.domain.question_log import QuestionLog
@@ -19,7 +17,10 @@ def build_question_log(settings: Settings, dynamodb: Callable[[], Any]) -> Quest
     if settings.question_log == "off":
         return None
     if settings.question_log_table:
-        raise ConfigError("QUESTION_LOG_TABLE: the DynamoDB question log is not built yet")
+        from bookrag.adapters.question_log.dynamodb import DynamoDBQuestionLog
+
+        return DynamoDBQuestionLog(dynamodb(), settings.question_log_table,
+                                   retention_days=settings.question_log_retention_days)
     from bookrag.adapters.question_log.local import LocalQuestionLog
 
     return LocalQuestionLog(settings.question_log_path, retention_days=settings.question_log_retention_days)

@@ -51,5 +51,5 @@ class Cors:
             await send({"type": "http.response.body", "body": b""})
             return
 
-        exposed = [*allow, (b"access-control-expose-headers", b"Retry-After, X-Retrieval-Mode")]
+        exposed = [*allow, (b"access-control-expose-headers", b"Retry-After, X-Retrieval-Mode, X-Query-Id")]
         await self.app(scope, receive, stamping(send, lambda: exposed))

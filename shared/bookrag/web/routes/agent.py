@@ -5,10 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Request
+from fastapi import Response as HttpResponse
 from starlette.responses import StreamingResponse
 
 from bookrag.contracts.agent import AnswerErrorBody, AnswerRequest, Response
-from bookrag.services.container import current
+from bookrag.domain.keys import ANONYMOUS
+from bookrag.domain.question_log import QUERY_ID_PATTERN, Route
+from bookrag.services.container import Container, current
+from bookrag.services.question_log import HEADER, Entry, logging_on
 from bookrag.web.sse import event_stream
 
 router = APIRouter(prefix="/api")
@@ -25,18 +29,33 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
+_QUERY_ID: dict[str, Any] = {HEADER: {
+    "description": "This answer's id in the question log, for `POST /api/feedback` (absent when the log is off)",
+    "schema": {"type": "string", "pattern": QUERY_ID_PATTERN}}}
+
+
 # Fields that are None are left out: without a conversation the body is exactly the contract's Response.
-@router.post("/answer", response_model=Response, responses=_ERRORS, tags=["agent"], response_model_exclude_none=True)
-def answer(body: AnswerRequest, request: Request) -> Response:
+@router.post("/answer", response_model=Response, responses={200: {"headers": _QUERY_ID}, **_ERRORS}, tags=["agent"],
+             response_model_exclude_none=True)
+def answer(body: AnswerRequest, request: Request, http: HttpResponse) -> Response:
     """Answer a question from the book only, citing its sections; or refuse with the nearest sections.
 
     Follow-ups: send the earlier turns (`history`) or a `session_id` (from a turn sent with
     `start_session`); the response's `standalone_question` is what was searched. About a passage:
-    send `selected_text` (and `source_url` or `source_file` when known)."""
-    from bookrag.services.conversations import ANONYMOUS, answer_recorded
+    send `selected_text` (and `source_url` or `source_file` when known). The `X-Query-Id` header names
+    the answer for `POST /api/feedback`."""
+    from bookrag.services.conversations import answer_recorded
 
+    container, entry = _entry(request, body, "answer")
+    response = answer_recorded(container, body, entry.owner, entry)
+    if logging_on(container):
+        http.headers[HEADER] = entry.query_id
+    return response
+
+
+def _entry(request: Request, body: AnswerRequest, route: Route) -> tuple[Container, Entry]:
     owner = request.scope.get("state", {}).get("api_key_id") or ANONYMOUS
-    return answer_recorded(current(), body, owner)
+    return current(), Entry(route, body.query, owner)
 
 
 def _event(name: str, data: dict[str, Any]) -> dict[str, Any]:
@@ -47,6 +66,7 @@ def _event(name: str, data: dict[str, Any]) -> dict[str, Any]:
 
 # OpenAPI 3.1: the media type's `schema` describes one event (3.2 would call it `itemSchema`).
 _STREAM: dict[int | str, dict[str, Any]] = {200: {
+    "headers": _QUERY_ID,
     "description": "Server-Sent Events: `sources` ({sources}), `delta` ({text}) as the answer is written, then "
                    "`final` (exactly the /api/answer response) or `error` (the error envelope)",
     "content": {"text/event-stream": {"schema": {"oneOf": [
@@ -61,8 +81,9 @@ _STREAM: dict[int | str, dict[str, Any]] = {200: {
 @router.post("/answer/stream", response_class=StreamingResponse, responses={**_STREAM, **_ERRORS}, tags=["agent"])
 def answer_stream(body: AnswerRequest, request: Request) -> StreamingResponse:
     """`POST /api/answer` as Server-Sent Events: the retrieved sections, the answer's text as it is
-    produced, then the complete response. Same request, limits, keys and rate limits."""
-    from bookrag.services.conversations import ANONYMOUS, answer_events
+    produced, then the complete response. Same request, limits, keys and rate limits; `X-Query-Id` too."""
+    from bookrag.services.conversations import answer_events
 
-    owner = request.scope.get("state", {}).get("api_key_id") or ANONYMOUS
-    return event_stream(answer_events(current(), body, owner))
+    container, entry = _entry(request, body, "answer_stream")
+    headers = {HEADER: entry.query_id} if logging_on(container) else {}
+    return event_stream(answer_events(container, body, entry.owner, entry), headers)

@@ -6,21 +6,32 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 from pydantic import BaseModel
 
 from bookrag.contracts.rest import RetrieveRequest, RetrieveResponse
+from bookrag.domain.keys import ANONYMOUS
 from bookrag.domain.models import Filters
+from bookrag.errors import BookRAGError
 from bookrag.observability import record_query_type, record_retrieval
 from bookrag.services.container import current
 from bookrag.services.operations import rest_retrieve
+from bookrag.services.question_log import Entry
 from bookrag.services.tools import Tool, registered
 
 
-def retrieve(body: RetrieveRequest) -> dict[str, Any]:
+def retrieve(body: RetrieveRequest, request: Request) -> dict[str, Any]:
     """Retrieve the textbook chunks most relevant to a query (rest-api-retrieve contract)."""
-    result = rest_retrieve(current().retriever, body.query, body.top_k, body.score_threshold,
-                           Filters(body.module_name, body.source_file))
+    container = current()
+    entry = Entry("retrieve", body.query, request.scope.get("state", {}).get("api_key_id") or ANONYMOUS)
+    try:
+        result = rest_retrieve(container.retriever, body.query, body.top_k, body.score_threshold,
+                               Filters(body.module_name, body.source_file))
+    except BookRAGError as exc:
+        entry.failed(container, exc)
+        raise
+    entry.query_id = result["query_id"]  # the body's id names the record: one id per request
+    entry.retrieved(container, result)
     record_retrieval(result["retrieval_time_ms"], len(result["retrieved_chunks"]))
     record_query_type(body.query_type)
     return result

@@ -1,15 +1,8 @@
 /*! bookrag "Ask the book" widget, v1. No framework, no build step.
- * <script src="https://API/widget/v1/bookrag.js" data-book="My Book" defer></script>
- * data-api: the service's base URL (default: where this script was loaded from)
- * data-stream-api: where answers stream from, the stream function's URL (the StreamUrl output; with or
- *   without its /api/answer/stream path; default: data-api's /api/answer/stream)
- * data-position: the launcher's corner, "bottom-right" (default) or "bottom-left"
- * data-avoid: CSS selectors of the site's own fixed controls the launcher must not cover, besides the
- *   Docusaurus theme's back-to-top button and table of contents (comma-separated)
- * data-book: the book's name, shown in the panel's title
- * data-key: a publishable key (brk_pub_...), when the service requires keys; never a secret key
- * data-page-url: this page's URL in the book (default: location without its #fragment)
+ * <script src="https://API/widget/v1/bookrag.js" data-book="My Book" defer></script>; the data-* attributes
+ * (api, stream-api, position, avoid, book, key, page-url) are in the README, "The widget".
  * Nothing is requested (not even the stylesheet) until the reader opens the panel or asks about a selection.
+ * Thumbs up/down under an answer post the vote to data-api's /api/feedback (its X-Query-Id, the same key).
  */
 (function () {
   "use strict";
@@ -33,6 +26,7 @@
   var BOOK = ds.book || "the book";
   var KEY = ds.key || "";
   var MAX_SELECTION = 2000, MAX_QUESTION = 1000, MAX_TURNS = 10, MAX_ANSWER = 1500, MAX_BODY = 14000;
+  var MAX_COMMENT = 500;
   var uid = 0;
 
   var MESSAGES = {
@@ -127,7 +121,7 @@
     return src.quotes && src.quotes.length ? src.quotes[0].fragment_url : src.source_url;
   }
 
-  // --- theme: Docusaurus's html[data-theme], else the reader's system preference ---------------------
+  // --- theme: Docusaurus's html[data-theme], else the reader's system preference
   function isDark() {
     var t = document.documentElement.getAttribute("data-theme");
     if (t) return t === "dark";
@@ -141,7 +135,7 @@
     if (mq.addEventListener) mq.addEventListener("change", applyTheme);
   }
 
-  // --- the launcher and the selection button: styled inline, so nothing loads before they are used ----
+  // --- the launcher and the selection button: styled inline, so nothing loads before they are used
   var launcher = el("button", { type: "button", "class": "bookrag-launcher", "aria-haspopup": "dialog",
     "aria-expanded": "false", "aria-controls": "bookrag-panel", "data-testid": "bookrag-open" }, "Ask the book");
   launcher.style.cssText = "position:fixed;" + (LEFT ? "left" : "right") + ":20px;bottom:20px;z-index:2147483000;padding:10px 16px;" +
@@ -278,7 +272,7 @@
 
   launcher.addEventListener("click", openPanel);
 
-  // --- "Ask about this": a selection on the page (outside the widget) -------------------------------
+  // --- "Ask about this": a selection on the page (outside the widget)
   function selectionText() {
     var sel = window.getSelection();
     if (!sel || sel.isCollapsed || !sel.rangeCount) return null;
@@ -325,7 +319,7 @@
     input.placeholder = "Ask about the selected text (or press Ask to have it explained)…";
   }
 
-  // --- asking -----------------------------------------------------------------------------------------
+  // --- asking
   function submit() {
     if (busy) return;
     var question = input.value.trim();
@@ -373,7 +367,7 @@
     turn.appendChild(answer);
     setBusy(true, "Searching " + BOOK + "…");
     var streaming = !!(window.ReadableStream && window.TextDecoder);
-    var done = function (response) { finish(turn, answer, body, response); };
+    var done = function (reply) { finish(turn, answer, body, reply.body, reply.queryId); };
     var failed = function (err) { setBusy(false); answer.remove(); showError(turn, err); };
     (streaming ? askStream(body, answer) : askWhole(body)).catch(function (err) {
       // The stream route is missing (an older service): the whole answer at once instead.
@@ -394,15 +388,22 @@
     });
   }
 
+  // A reply: the answer's body and its id in the question log (X-Query-Id; null when the log is off).
+  function reply(res, body) { return { body: body, queryId: res.headers.get("X-Query-Id") }; }
+
   function askWhole(body) {
-    return post("/api/answer", body).then(function (res) { return res.ok ? res.json() : errorFrom(res); });
+    return post("/api/answer", body).then(function (res) {
+      return res.ok ? res.json().then(function (b) { return reply(res, b); }) : errorFrom(res);
+    });
   }
 
   function askStream(body, answer) {
     return post(STREAM, body).then(function (res) {
       if (res.status === 404 || res.status === 405) throw { fallback: true };
       if (!res.ok) return errorFrom(res);
-      if ((res.headers.get("Content-Type") || "").indexOf("text/event-stream") < 0) return res.json();
+      if ((res.headers.get("Content-Type") || "").indexOf("text/event-stream") < 0) {
+        return res.json().then(function (b) { return reply(res, b); });
+      }
       var reader = res.body.getReader(), decoder = new TextDecoder(), buffer = "", text = "", final = null;
       function handle(block) {
         var kind = "message", data = "";
@@ -434,14 +435,14 @@
           if (!r.done) return pump();
           if (buffer.trim()) handle(buffer);
           if (!final) throw { code: "network" };
-          return final;
+          return reply(res, final);
         }, function () { throw { code: "network" }; });
       }
       return pump();
     });
   }
 
-  function finish(turn, answer, body, response) {
+  function finish(turn, answer, body, response, queryId) {
     setBusy(false);
     answer.classList.remove("bookrag-streaming");
     var sources = response.sources || [];
@@ -478,10 +479,49 @@
       });
       answer.appendChild(ol);
     }
+    if (queryId) answer.appendChild(feedbackRow(queryId));
     history.push({ question: body.query, answer: response.answer.slice(0, MAX_ANSWER) });
     if (history.length > MAX_TURNS) history.shift();
     log.scrollTop = log.scrollHeight;
     input.focus();
+  }
+
+  // --- feedback: one vote per answer. Fixed sizes (CSS): a vote moves nothing; the comment opens below.
+  function feedbackRow(queryId) {
+    var row = el("div", { "class": "bookrag-feedback", role: "group", "aria-label": "Was this answer helpful?" });
+    function btn(name, label, text) {
+      return row.appendChild(el("button", { type: "button", "class": "bookrag-vote", "data-testid": "bookrag-vote-" + name,
+        "aria-label": label, "aria-pressed": "false" }, text));
+    }
+    var up = btn("up", "This answer helped", "\uD83D\uDC4D"), down = btn("down", "This answer did not help", "\uD83D\uDC4E");
+    var note = row.appendChild(el("span", { "class": "bookrag-vote-note", role: "status" }));
+    function lock(chosen) { up.disabled = down.disabled = true; chosen.setAttribute("aria-pressed", "true"); }
+    function vote(rating, comment) {
+      var failed = function () { note.textContent = "Your feedback could not be sent."; };
+      note.textContent = "Sending…";
+      post(API + "/api/feedback", comment ? { query_id: queryId, rating: rating, comment: comment.slice(0, MAX_COMMENT) }
+        : { query_id: queryId, rating: rating }).then(function (res) {
+        if (res.ok || res.status === 409) note.textContent = "Thanks for your feedback."; else failed();
+      }, failed);
+    }
+    up.addEventListener("click", function () { lock(up); vote("up"); });
+    down.addEventListener("click", function () {
+      lock(down);
+      var form = el("form", { "class": "bookrag-comment" }), id = "bookrag-c" + (++uid);
+      form.appendChild(el("label", { "for": id, "class": "bookrag-sr" }, "What was wrong or missing? (optional)"));
+      var box = form.appendChild(el("textarea", { id: id, rows: "2", maxlength: String(MAX_COMMENT),
+        "data-testid": "bookrag-comment-input", placeholder: "What was wrong or missing? (optional)" }));
+      var go = form.appendChild(el("button", { type: "submit", "class": "bookrag-small" }, "Send"));
+      form.addEventListener("submit", function (e) {
+        e.preventDefault();
+        box.disabled = go.disabled = true;
+        vote("down", box.value.trim());
+      });
+      row.parentNode.insertBefore(form, row.nextSibling);
+      note.textContent = "Tell us what was wrong, then Send.";
+      box.focus();
+    });
+    return row;
   }
 
   function showError(turn, err) {
