@@ -19,8 +19,9 @@ def clear_our_vars(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def without_our_vars() -> dict[str, str]:
-    """This process's environment minus every variable of ours: the base of a child process's env."""
-    return {k: v for k, v in os.environ.items() if k.upper() not in OUR_VARS}
+    """This process's environment minus every variable of ours: the base of a child process's env. The
+    question log's folder stays (the tests' own, tests/conftest.py): a child never writes the working tree."""
+    return {k: v for k, v in os.environ.items() if k.upper() not in OUR_VARS or k.upper() == "QUESTION_LOG_PATH"}
 
 
 def cohere_stub_book(stub_url: str, folder: str) -> dict[str, str]:
