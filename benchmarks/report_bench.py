@@ -99,8 +99,8 @@ def write_markdown(result: dict[str, Any], path: Path) -> None:
     lines += [f"| {r['wording']} | {r['records']} | {r['gap_questions']} | {r['distinct_gap_questions']} | "
               f"{r['clusters']} | {r['cold_s']} | {r['warm_s']} |" for r in result["rows"]]
     lines += ["", "A cold report's cost is its distinct gap questions divided by the local model's rate: "
-              "~200 questions/s on a quiet 2-core machine (the typical 10k row: 620 in 3.7 s end to end), "
-              "ten times less when other jobs hold the cores (the varied rows ran under such load). "
+              "~200 questions/s on a quiet 2-core machine, several times less when other jobs hold the cores "
+              "(the load average above says how quiet this run was). "
               "Records, votes, counting and clustering add little: the warm column. The kept vectors make "
               "every report after the first pay only for the questions new since."]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
