@@ -78,24 +78,23 @@ def moto_dynamodb(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
 SESSIONS_TABLE = "bookrag-sessions"
 
 
+def _ttl_table(client: Any, name: str, key: str) -> str:
+    """A pay-per-request table keyed by `key` with `expires_at` as its TTL, as template.yaml declares both."""
+    client.create_table(TableName=name, BillingMode="PAY_PER_REQUEST",
+                        AttributeDefinitions=[{"AttributeName": key, "AttributeType": "S"}],
+                        KeySchema=[{"AttributeName": key, "KeyType": "HASH"}])
+    client.update_time_to_live(TableName=name, TimeToLiveSpecification={"Enabled": True, "AttributeName": "expires_at"})
+    return name
+
+
 def create_sessions_table(client: Any) -> str:
-    """The conversation sessions table as template.yaml declares it (`SessionsTable`); returns its name."""
-    client.create_table(TableName=SESSIONS_TABLE, BillingMode="PAY_PER_REQUEST",
-                        AttributeDefinitions=[{"AttributeName": "session_id", "AttributeType": "S"}],
-                        KeySchema=[{"AttributeName": "session_id", "KeyType": "HASH"}])
-    client.update_time_to_live(TableName=SESSIONS_TABLE,
-                               TimeToLiveSpecification={"Enabled": True, "AttributeName": "expires_at"})
-    return SESSIONS_TABLE
+    """The conversation sessions table (`SessionsTable`); returns its name."""
+    return _ttl_table(client, SESSIONS_TABLE, "session_id")
 
 
 QUESTION_LOG_TABLE = "bookrag-question-log"
 
 
 def create_question_log_table(client: Any) -> str:
-    """The question log table as template.yaml declares it (`QuestionLogTable`); returns its name."""
-    client.create_table(TableName=QUESTION_LOG_TABLE, BillingMode="PAY_PER_REQUEST",
-                        AttributeDefinitions=[{"AttributeName": "query_id", "AttributeType": "S"}],
-                        KeySchema=[{"AttributeName": "query_id", "KeyType": "HASH"}])
-    client.update_time_to_live(TableName=QUESTION_LOG_TABLE,
-                               TimeToLiveSpecification={"Enabled": True, "AttributeName": "expires_at"})
-    return QUESTION_LOG_TABLE
+    """The question log table (`QuestionLogTable`); returns its name."""
+    return _ttl_table(client, QUESTION_LOG_TABLE, "query_id")
