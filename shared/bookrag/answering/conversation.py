@@ -306,7 +306,7 @@ def _substitute(question: str, subject: str, focus: str = "") -> str | None:
     last = 0
     substituted = False
     # A plural pronoun means the kind ("they": engines), unless the answer picked a plural ("CPGs").
-    plural_focus = focus.endswith("s") and not focus.endswith("ss")
+    plural_focus = _plural(focus.lower())
     for i, tok in enumerate(toks):
         nxt = toks[i + 1] if i + 1 < len(toks) else None
         prev = toks[i - 1] if i else None
