@@ -47,7 +47,7 @@ def answer(body: AnswerRequest, request: Request, http: HttpResponse) -> Respons
     from bookrag.services.conversations import answer_recorded
 
     container, entry = _entry(request, body, "answer")
-    response = answer_recorded(container, body, entry.owner, entry)
+    response = answer_recorded(container, body, entry)
     if logging_on(container):
         http.headers[HEADER] = entry.query_id
     return response
@@ -86,4 +86,4 @@ def answer_stream(body: AnswerRequest, request: Request) -> StreamingResponse:
 
     container, entry = _entry(request, body, "answer_stream")
     headers = {HEADER: entry.query_id} if logging_on(container) else {}
-    return event_stream(answer_events(container, body, entry.owner, entry), headers)
+    return event_stream(answer_events(container, body, entry), headers)
