@@ -9,10 +9,10 @@ from fastapi import Response as HttpResponse
 from starlette.responses import StreamingResponse
 
 from bookrag.contracts.agent import AnswerErrorBody, AnswerRequest, Response
-from bookrag.domain.keys import ANONYMOUS
 from bookrag.domain.question_log import QUERY_ID_PATTERN, Route
 from bookrag.services.container import Container, current
 from bookrag.services.question_log import HEADER, Entry, logging_on
+from bookrag.web.middleware.api_key import caller
 from bookrag.web.sse import event_stream
 
 router = APIRouter(prefix="/api")
@@ -54,8 +54,7 @@ def answer(body: AnswerRequest, request: Request, http: HttpResponse) -> Respons
 
 
 def _entry(request: Request, body: AnswerRequest, route: Route) -> tuple[Container, Entry]:
-    owner = request.scope.get("state", {}).get("api_key_id") or ANONYMOUS
-    return current(), Entry(route, body.query, owner)
+    return current(), Entry(route, body.query, caller(request.scope))
 
 
 def _event(name: str, data: dict[str, Any]) -> dict[str, Any]:
