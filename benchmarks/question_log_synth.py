@@ -1,7 +1,7 @@
 """A realistic synthetic question log, for the report's benchmark and its screenshot.
 
-    python benchmarks/question_log_synth.py OUT_DIR --docs DIR [--questions eval/X.jsonl ...] [--records 10000]
-        [--days 30] [--variety 0.3] [--seed 7]
+    python benchmarks/question_log_synth.py OUT_DIR --questions eval/X.jsonl [...] [--records 10000]
+        [--days 30] [--variety 0.3] [--seed 7] [--asked FILE]
 
 QDRANT_PATH must name a store holding the book (`bookrag ingest DIR`); the local embedder and the extractive
 answerer are used. Every base question (the eval sets' questions, plus `OFF_BOOK`: topics a robotics

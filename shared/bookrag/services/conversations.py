@@ -68,13 +68,11 @@ def answer(container: Container, request: AnswerRequest, owner: str = ANONYMOUS)
     return stamped(container, turn.end(container.agent.run(request.query, turn.conversation)))
 
 
-def answer_recorded(container: Container, request: AnswerRequest, owner: str = ANONYMOUS,
-                    entry: Entry | None = None) -> Response:
-    """`answer`, its refusal (or not) counted in the metrics and the question logged (`entry`, or one of
-    MCP's): what `POST /api/answer` and the MCP `answer_question` tool both serve. Raises as `answer` does."""
-    entry = entry or Entry("mcp_answer", request.query, owner)
+def answer_recorded(container: Container, request: AnswerRequest, entry: Entry) -> Response:
+    """`answer` for `entry.owner`, its refusal (or not) counted in the metrics and the question logged
+    (`entry`): what `POST /api/answer` and the MCP `answer_question` tool both serve. Raises as `answer` does."""
     try:
-        response = answer(container, request, owner)
+        response = answer(container, request, entry.owner)
     except BookRAGError as exc:
         entry.failed(container, exc)
         raise
@@ -83,14 +81,12 @@ def answer_recorded(container: Container, request: AnswerRequest, owner: str = A
     return response
 
 
-def answer_events(container: Container, request: AnswerRequest, owner: str = ANONYMOUS,
-                  entry: Entry | None = None) -> Iterator[AgentEvent]:
-    """`answer`, step by step (`BookRAGAgent.events`): its `final` event carries exactly the response
-    `answer` returns (the session's turn stored), and is logged (`entry`). Raises as `answer` does, from
-    the first event on."""
-    entry = entry or Entry("answer_stream", request.query, owner)
+def answer_events(container: Container, request: AnswerRequest, entry: Entry) -> Iterator[AgentEvent]:
+    """`answer` for `entry.owner`, step by step (`BookRAGAgent.events`): its `final` event carries exactly
+    the response `answer` returns (the session's turn stored), and is logged (`entry`). Raises as `answer`
+    does, from the first event on."""
     try:
-        turn = _Turn.begin(container, request, owner)
+        turn = _Turn.begin(container, request, entry.owner)
         for event in container.agent.events(request.query, turn.conversation):
             if event.kind == "final":
                 event = replace(event, response=stamped(container, turn.end(event.response)))
@@ -157,7 +153,7 @@ class _Turn:
 
 
 def _answer_question(container: Container, request: AnswerRequest) -> Response:
-    return answer_recorded(container, request, CALLER.get())
+    return answer_recorded(container, request, Entry("mcp_answer", request.query, CALLER.get()))
 
 
 # The MCP form of POST /api/answer (which is its REST route, so it has no tool route of its own).

@@ -76,7 +76,7 @@ class LogWriter:
         self._interval_s = interval_s
         self._cond = threading.Condition()
         self._busy = False  # a batch is being written
-        self._urgent = False  # someone waits in `flush`: no lingering for a fuller batch
+        self._waiting = 0  # callers in `flush`: while any wait, no lingering for a fuller batch
         self._dropped = 0
         self._thread: threading.Thread | None = None
 
@@ -96,7 +96,7 @@ class LogWriter:
         """Wait until every submitted record is written (or has failed); False if `timeout` ran out."""
         deadline = time.monotonic() + timeout
         with self._cond:
-            self._urgent = True
+            self._waiting += 1
             self._cond.notify_all()
             try:
                 while self._queue or self._busy:
@@ -106,7 +106,7 @@ class LogWriter:
                     self._cond.wait(left)
                 return True
             finally:
-                self._urgent = False
+                self._waiting -= 1
 
     def _run(self) -> None:
         while True:
@@ -115,7 +115,7 @@ class LogWriter:
                     self._cond.wait()
                 # Linger a moment for a fuller batch, unless someone is waiting or the batch is full.
                 until = time.monotonic() + self._interval_s
-                while len(self._queue) < self._batch and not self._urgent and time.monotonic() < until:
+                while len(self._queue) < self._batch and not self._waiting and time.monotonic() < until:
                     self._cond.wait(until - time.monotonic())
                 batch = [self._queue.popleft() for _ in range(min(self._batch, len(self._queue)))]
                 dropped, self._dropped = self._dropped, 0

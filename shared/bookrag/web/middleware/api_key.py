@@ -10,17 +10,24 @@ cached for a minute per container) in case a route is ever exposed without the a
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 
 from bookrag.auth.guard import OPEN_PATHS, Guard, presented_key, request_origin
+from bookrag.domain.keys import ANONYMOUS
 from bookrag.errors import BookRAGError
 from bookrag.observability import logger
 from bookrag.services.container import current
 from bookrag.web.errors import error_response
 
 Scope = dict[str, Any]
+
+
+def caller(scope: Mapping[str, Any]) -> str:
+    """The id of the key this middleware admitted for the request ("anonymous" when keys are off)."""
+    return str((scope.get("state") or {}).get("api_key_id") or ANONYMOUS)
 
 
 def _current_guard() -> Guard | None:

@@ -9,10 +9,10 @@ from fastapi import Response as HttpResponse
 from starlette.responses import StreamingResponse
 
 from bookrag.contracts.agent import AnswerErrorBody, AnswerRequest, Response
-from bookrag.domain.keys import ANONYMOUS
 from bookrag.domain.question_log import QUERY_ID_PATTERN, Route
 from bookrag.services.container import Container, current
 from bookrag.services.question_log import HEADER, Entry, logging_on
+from bookrag.web.middleware.api_key import caller
 from bookrag.web.sse import event_stream
 
 router = APIRouter(prefix="/api")
@@ -47,15 +47,14 @@ def answer(body: AnswerRequest, request: Request, http: HttpResponse) -> Respons
     from bookrag.services.conversations import answer_recorded
 
     container, entry = _entry(request, body, "answer")
-    response = answer_recorded(container, body, entry.owner, entry)
+    response = answer_recorded(container, body, entry)
     if logging_on(container):
         http.headers[HEADER] = entry.query_id
     return response
 
 
 def _entry(request: Request, body: AnswerRequest, route: Route) -> tuple[Container, Entry]:
-    owner = request.scope.get("state", {}).get("api_key_id") or ANONYMOUS
-    return current(), Entry(route, body.query, owner)
+    return current(), Entry(route, body.query, caller(request.scope))
 
 
 def _event(name: str, data: dict[str, Any]) -> dict[str, Any]:
@@ -86,4 +85,4 @@ def answer_stream(body: AnswerRequest, request: Request) -> StreamingResponse:
 
     container, entry = _entry(request, body, "answer_stream")
     headers = {HEADER: entry.query_id} if logging_on(container) else {}
-    return event_stream(answer_events(container, body, entry.owner, entry), headers)
+    return event_stream(answer_events(container, body, entry), headers)

@@ -10,7 +10,6 @@ from fastapi import APIRouter, Request
 from pydantic import BaseModel
 
 from bookrag.contracts.rest import RetrieveRequest, RetrieveResponse
-from bookrag.domain.keys import ANONYMOUS
 from bookrag.domain.models import Filters
 from bookrag.errors import BookRAGError
 from bookrag.observability import record_query_type, record_retrieval
@@ -18,12 +17,13 @@ from bookrag.services.container import current
 from bookrag.services.operations import rest_retrieve
 from bookrag.services.question_log import Entry
 from bookrag.services.tools import Tool, registered
+from bookrag.web.middleware.api_key import caller
 
 
 def retrieve(body: RetrieveRequest, request: Request) -> dict[str, Any]:
     """Retrieve the textbook chunks most relevant to a query (rest-api-retrieve contract)."""
     container = current()
-    entry = Entry("retrieve", body.query, request.scope.get("state", {}).get("api_key_id") or ANONYMOUS)
+    entry = Entry("retrieve", body.query, caller(request.scope))
     try:
         result = rest_retrieve(container.retriever, body.query, body.top_k, body.score_threshold,
                                Filters(body.module_name, body.source_file))

@@ -499,7 +499,7 @@
     function vote(rating, comment) {
       var failed = function () { note.textContent = "Your feedback could not be sent."; };
       note.textContent = "Sending…";
-      post(API + "/api/feedback", comment ? { query_id: queryId, rating: rating, comment: comment.slice(0, MAX_COMMENT) }
+      post("/api/feedback", comment ? { query_id: queryId, rating: rating, comment: comment.slice(0, MAX_COMMENT) }
         : { query_id: queryId, rating: rating }).then(function (res) {
         if (res.ok || res.status === 409) note.textContent = "Thanks for your feedback."; else failed();
       }, failed);
