@@ -17,3 +17,14 @@ def test_the_page_above_a_chunk_is_its_earlier_chunks_and_the_sidebar_s_titles(b
     assert earlier[0].content_text.strip()[:80] in before  # the page's start is above it
     assert later.text.strip()[:200] not in before  # its own text is not, carried-over start included
     assert all(title in before for title in ("Installing ROS 2 Humble", "Introduction to Physical AI"))
+
+
+def test_the_sidebar_s_titles_are_in_the_table_of_contents_order(book_env: Settings) -> None:
+    # Retrieval reads the titles itself (it cannot import services): the two readings of the book's order
+    # must not drift apart, or a quote's prefix is judged against a sidebar the reader does not see.
+    from bookrag.services.book import table_of_contents
+
+    container = container_for(book_env)
+    toc = table_of_contents(container.store, container.settings.book_base_url)
+
+    assert container.retriever.page_titles() == [entry.title for entry in toc]

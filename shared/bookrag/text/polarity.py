@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
+from typing import NamedTuple
 
 from bookrag.text.claims import TermIndex, claim_terms
 
@@ -104,9 +106,27 @@ def _scopes(tokens: list[str], reach: int = _SCOPE) -> tuple[set[str], set[str],
     return {t for scope in reaches for t in scope}, heads, plain
 
 
+@lru_cache(maxsize=8192)
 def _term(word: str) -> str:
     terms = claim_terms(word)
     return terms[0] if terms else ""
+
+
+class _Passage(NamedTuple):
+    tokens: tuple[str, ...]
+    negated: frozenset[str]
+    heads: frozenset[str]
+    stated: frozenset[str]
+    words: frozenset[str]
+
+
+@lru_cache(maxsize=2048)
+def _passage(text: str) -> _Passage:
+    """A passage as `reverses` reads it: a unit of the book is read once, not again for every sentence (and,
+    in a stream, every growing draft) that rests on it."""
+    tokens = _tokens(text)
+    negated, heads, stated = _scopes(tokens)
+    return _Passage(tuple(tokens), frozenset(negated), frozenset(heads), frozenset(stated), frozenset(_words(tokens)))
 
 
 def reverses(claim: str, passages: Sequence[str]) -> bool:
@@ -116,22 +136,22 @@ def reverses(claim: str, passages: Sequence[str]) -> bool:
     negated, _, stated = _scopes(said)
     mine = TermIndex(stated)
     widely_negated = TermIndex(_scopes(said, _WIDE)[0])
-    scopes = [_scopes(_tokens(p)) for p in passages]
-    book_negated = TermIndex(t for n, _, _ in scopes for t in n)
-    book_stated = TermIndex(t for _, _, p in scopes for t in p)
+    read = [_passage(p) for p in passages]
+    book_negated = TermIndex(t for p in read for t in p.negated)
+    book_stated = TermIndex(t for p in read for t in p.stated)
     # The claim negates what the book states plainly (and nowhere negates), or states plainly what the
     # book negates (and nowhere states plainly).
     if any(book_stated.has(t) and not book_negated.has(t) for t in negated):
         return True
     if any(mine.has(t) and not widely_negated.has(t) and not book_stated.has(t)
-           for _, heads, _ in scopes for t in heads):
+           for p in read for t in p.heads):
         return True
     words = _words(said)
-    heard = [_words(_tokens(p)) for p in passages]
-    everywhere = set().union(*heard)
+    everywhere = set().union(*(p.words for p in read))
     # An antonym counts only where the book never uses the claim's own word near it: a passage that
     # compares ("open-loop ... closed-loop") is not reversed by a claim about one side.
-    own = {w for w in words if not any(h[:5] == w[:5] for h in everywhere)}
+    roots = {h[:5] for h in everywhere}
+    own = {w for w in words if w[:5] not in roots}
     heard_roots = {w[:5] for w in everywhere - words}
     for word in own:
         if any(o[:5] in heard_roots for o in ANTONYMS.get(word, frozenset()) - words):
@@ -143,13 +163,13 @@ def reverses(claim: str, passages: Sequence[str]) -> bool:
     if any(w.startswith(p) and w[len(p):] in words and len(w) - len(p) >= 4 for w in everywhere - words
            for p in _PREFIXES):
         return True
-    return _order_reversed(said, [_tokens(p) for p in passages])
+    return _order_reversed(said, [p.tokens for p in read])
 
 
 _PREFERS = re.compile(r"([a-z][a-z-]+) (?:over|rather than|instead of|before) ([a-z][a-z-]+)")
 
 
-def _order_reversed(claim: list[str], passages: list[list[str]]) -> bool:
+def _order_reversed(claim: list[str], passages: Sequence[Sequence[str]]) -> bool:
     """"accuracy over appearance" against "appearance over accuracy"."""
     said = {(a[:5], b[:5]) for a, b in _PREFERS.findall(" ".join(claim))}
     heard = {(a[:5], b[:5]) for p in passages for a, b in _PREFERS.findall(" ".join(p))}
@@ -189,7 +209,7 @@ def swaps(claim: str, row: str) -> bool:
     return False
 
 
-def _words(tokens: list[str]) -> set[str]:
+def _words(tokens: Sequence[str]) -> set[str]:
     """Words, and a hyphenated word's parts ("simpler-contact" reads as "simpler" too)."""
     words = {w for w in tokens if w[0].isalpha()}
     return words | {part for w in words for part in w.split("-")}

@@ -85,11 +85,16 @@ def _occurs(needle: list[str], haystack: list[str]) -> bool:
 
 
 def _title_line(lines: list[str]) -> bool:
-    """A short line of its own with no sentence end, before a blank line and more text: a heading as the
-    chunk text keeps it (its `#` marks dropped), or a label."""
-    line = lines[0].strip()
-    return (len(lines) > 2 and not lines[1].strip() and 0 < len(line.split()) <= _TITLE_WORDS
-            and not LIST_ITEM.match(lines[0]) and not TABLE_ROW.match(lines[0]) and line[-1] not in ".!?:;,")
+    """A title (`_is_title`) of its own, before a blank line and more text: a heading as the chunk text
+    keeps it (its `#` marks dropped), or a label."""
+    return len(lines) > 2 and not lines[1].strip() and _is_title(lines[0])
+
+
+def _is_title(raw: str) -> bool:
+    """A short line with no sentence end, neither a list item nor a table row."""
+    line = raw.strip()
+    return (0 < len(line.split()) <= _TITLE_WORDS and not LIST_ITEM.match(raw) and not TABLE_ROW.match(raw)
+            and line[-1] not in ".!?:;,")
 
 
 def _without_heading(raw: str, heading: str) -> tuple[str, str]:
@@ -131,8 +136,9 @@ def fragment_directive(raw: str, before: str = "", heading: str = "") -> str:
         # The block just above (one table cell, one line): a prefix spans no more.
         prefix = " ".join(above[-1].split()[-_PREFIX_WORDS:]) if above else ""
         # The line above, past the quote's own list bullet ("- " left when the span starts after it).
-        lines = [line for line in before.splitlines() if line.strip() and not LIST_ITEM.fullmatch(line)]
-        heading_above = bool(lines) and (bool(MD_HEADING.match(lines[-1])) or _title_line([lines[-1], "", "."]))
+        line = next((line for line in reversed(before.splitlines()) if line.strip() and not LIST_ITEM.fullmatch(line)),
+                    "")
+        heading_above = bool(MD_HEADING.match(line)) or _is_title(line)
         # Not after a heading (the theme ends it with its hidden anchor link), nor where the block above
         # and the line occur together earlier too (a list of the book's pages, as the sidebar shows them):
         # then the section's anchor alone, which lands on the section without highlighting elsewhere.
