@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from bookrag.errors import DocumentError
-from bookrag.text.markdown.blocks import closes_fence, open_fence
+from bookrag.text.markdown.blocks import closes_fence, indices_outside_fences, open_fence
 from bookrag.text.markdown.esm import local_imports, split_esm
 from bookrag.text.markdown.front_matter import split_front_matter
 from bookrag.text.markdown.marks import PARTIAL_END, PARTIAL_START, normalise_source
@@ -57,23 +57,6 @@ def expand_partials(body: str, rel_path: str, read: PartialReader, *, max_chars:
     return Expansion(text, tuple(state.included), tuple(state.warnings))
 
 
-def _prose_lines(lines: list[str]) -> list[int]:
-    """Indices of the lines outside fenced code."""
-    out: list[int] = []
-    i = 0
-    while i < len(lines):
-        fence = open_fence(lines[i])
-        if fence is None:
-            out.append(i)
-            i += 1
-            continue
-        i += 1
-        while i < len(lines) and not closes_fence(lines[i], fence):
-            i += 1
-        i += 1
-    return out
-
-
 def _close_open_fence(text: str) -> str:
     """A partial whose last fence never closes would swallow the page after it: close it."""
     fence = None
@@ -89,7 +72,7 @@ def _expand(body: str, rel_path: str, chain: tuple[str, ...], state: _State) -> 
     if "import" not in body:  # most pages import nothing: no need to walk their fences and ESM
         return body
     lines = body.split("\n")
-    prose = _prose_lines(lines)
+    prose = list(indices_outside_fences(lines))
     _, blocks = split_esm([lines[i] for i in prose])
     imports = local_imports(blocks)
     if not imports:
