@@ -29,6 +29,9 @@ __all__ = ["Expansion", "PartialReader", "expand_partials"]
 PartialReader = Callable[[str], "str | None"]
 
 _MAX_DEPTH = 8  # partials inside partials; deeper ones are left out with a warning
+# A component rendered without children, `<Setup />` or `<Setup></Setup>`; the page's imports say which
+# of them are partials.
+_COMPONENT = re.compile(r"<([A-Za-z_$][\w$]*)(?:\s[^<>]*?)?/\s*>|<([A-Za-z_$][\w$]*)(?:\s[^<>]*)?>\s*</\2\s*>")
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,13 +80,14 @@ def _expand(body: str, rel_path: str, chain: tuple[str, ...], state: _State) -> 
     imports = local_imports(blocks)
     if not imports:
         return body
-    names = "|".join(re.escape(name) for name in sorted(imports, key=len, reverse=True))
-    usage = re.compile(rf"<({names})(?:\s[^<>]*?)?/\s*>|<({names})(?:\s[^<>]*)?>\s*</\2\s*>")
+
+    def render(m: re.Match[str]) -> str:
+        name = m.group(1) or m.group(2)
+        return _rendered(name, imports, rel_path, chain, state) if name in imports else m.group(0)
+
     for i in prose:
-        if "<" not in lines[i]:
-            continue
-        lines[i] = usage.sub(lambda m: _rendered(m.group(1) or m.group(2), imports, rel_path, chain, state),
-                             lines[i])
+        if "<" in lines[i]:
+            lines[i] = _COMPONENT.sub(render, lines[i])
     return "\n".join(lines)
 
 
