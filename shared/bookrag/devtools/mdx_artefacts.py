@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from bookrag.text.markdown.blocks import is_table_syntax, iter_outside_fences
+from bookrag.text.markdown.blocks import iter_outside_fences
 
 __all__ = ["KINDS", "artefacts"]
 
@@ -23,6 +23,10 @@ _ESM = re.compile(
 _COMMENT = re.compile(r"\{\s*/\*|\*/\s*\}|<!--|-->|^\s{0,3}\[[^\]]*\]:\s*(?:#|<>)")
 _JSX = re.compile(r"</?[A-Za-z][\w.:-]*(?:\s[^<>]*)?/?>")
 _AUTOLINK = re.compile(r"<(?:https?|ftp|mailto):[^\s<>]*>|<[\w.+-]+@[\w-]+(?:\.[\w-]+)+>")
+# Only pipes, dashes, colons and spaces. Written here, not imported from the chunker's `blocks.is_table_syntax`:
+# the judge stays apart from the code it judges, and `benchmarks/mdx/measure.py` loads this file to judge
+# the code from before issue 28 too, which has no such function.
+_TABLE_SYNTAX = " \t|-:"
 
 
 def artefacts(text: str, heading: str = "") -> list[str]:
@@ -44,6 +48,6 @@ def artefacts(text: str, heading: str = "") -> list[str]:
     body = [line for line in lines if line.strip()]
     if body and heading and body[0].strip() == heading.strip():
         body = body[1:]
-    if body and all(("|" in line or "-" in line) and is_table_syntax(line) for line in body):
+    if body and all(("|" in line or "-" in line) and not line.strip(_TABLE_SYNTAX) for line in body):
         found.add("table_shard")
     return [kind for kind in KINDS if kind in found]

@@ -36,6 +36,9 @@ if TYPE_CHECKING:
 INGEST_VERSION = "4"
 CHUNK_NAMESPACE = uuid.UUID("5b0f3f0e-7a57-4b8e-9d2c-1f6f0c9a2b11")
 EMBED_GROUP_CHUNKS = 256  # chunks embedded together: big enough to batch well, small enough to commit often
+# What a page's hash takes for a partial it could not read (its bytes' hash otherwise).
+_MISSING = hashlib.sha256(b"\0missing").digest()
+_UNREADABLE = hashlib.sha256(b"\0unreadable").digest()
 
 
 def chunk_uuid(source_file: str, chunk_index: int) -> str:
@@ -119,38 +122,39 @@ def _reading_order(files: list[SourceFile]) -> None:
 
 
 class _Partials:
-    """The partials pages include, each read once per ingest under the same rules as a page."""
+    """The partials pages include, each read, decoded and hashed once per ingest under the same rules as a page."""
 
     def __init__(self, root: Path, limit: int) -> None:
         self.root = root
         self.limit = limit
-        self.raw: dict[str, bytes | DocumentError | None] = {}
+        # docs-relative path -> (its text, None when missing, or why it cannot be read; what a page's hash adds)
+        self.read: dict[str, tuple[str | DocumentError | None, bytes]] = {}
 
-    def _bytes(self, rel: str) -> bytes | None:
-        if rel not in self.raw:
-            path = self.root / rel
-            try:
-                missing = not path.exists() and not path.is_symlink()
-                self.raw[rel] = None if missing else read_source(path, self.root, self.limit)
-            except DocumentError as exc:
-                self.raw[rel] = exc
-        value = self.raw[rel]
+    def _load(self, rel: str) -> tuple[str | DocumentError | None, bytes]:
+        path = self.root / rel
+        if not path.exists() and not path.is_symlink():
+            return None, _MISSING
+        try:
+            raw = read_source(path, self.root, self.limit)
+        except DocumentError as exc:
+            return exc, _UNREADABLE
+        digest = hashlib.sha256(raw).digest()
+        try:
+            return decode(raw), digest
+        except DocumentError as exc:
+            return exc, digest
+
+    def text(self, rel: str) -> str | None:
+        if rel not in self.read:
+            self.read[rel] = self._load(rel)
+        value = self.read[rel][0]
         if isinstance(value, DocumentError):
             raise value
         return value
 
-    def text(self, rel: str) -> str | None:
-        raw = self._bytes(rel)
-        return None if raw is None else decode(raw)
-
     def fingerprint(self, includes: tuple[str, ...]) -> bytes:
         """What a page's hash adds for its partials: each one's path and bytes (or that it was missing)."""
-        parts = []
-        for rel in includes:
-            value = self.raw.get(rel)
-            body = value if isinstance(value, bytes) else b"\0missing" if value is None else b"\0unreadable"
-            parts.append(b"\0include\0" + rel.encode() + b"\0" + hashlib.sha256(body).digest())
-        return b"".join(parts)
+        return b"".join(b"\0include\0" + rel.encode() + b"\0" + self.read[rel][1] for rel in includes)
 
 
 class Ingestor:

@@ -20,6 +20,7 @@ __all__ = [
     "defuse_fence",
     "defuse_lines",
     "deindent",
+    "indices_outside_fences",
     "is_table_sep",
     "is_table_syntax",
     "iter_outside_fences",
@@ -69,17 +70,22 @@ def deindent(line: str, width: int) -> str:
     return line[i:]
 
 
-def iter_outside_fences(lines: list[str]) -> Iterator[str]:
-    """The lines that are not fenced code (fence lines themselves excluded)."""
+def indices_outside_fences(lines: list[str]) -> Iterator[int]:
+    """Indices of the lines that are not fenced code (fence lines themselves excluded)."""
     fence: Fence | None = None
-    for line in lines:
+    for i, line in enumerate(lines):
         if fence is not None:
             if closes_fence(line, fence):
                 fence = None
             continue
         fence = open_fence(line)
         if fence is None:
-            yield line
+            yield i
+
+
+def iter_outside_fences(lines: list[str]) -> Iterator[str]:
+    """The lines that are not fenced code (fence lines themselves excluded)."""
+    return (lines[i] for i in indices_outside_fences(lines))
 
 
 def defuse_fence(line: str) -> str:

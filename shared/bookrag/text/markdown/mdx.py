@@ -23,10 +23,10 @@ from bookrag.text.markdown.jsx import INLINE_TAGS, tag_text
 from bookrag.text.markdown.marks import CODE_CLOSE as _PH_CLOSE
 from bookrag.text.markdown.marks import CODE_OPEN as _PH_OPEN
 from bookrag.text.markdown.marks import GAP as _GAP
-from bookrag.text.markdown.marks import HEADING_TAG, remove_private_marks
+from bookrag.text.markdown.marks import HEADING_TAG
 from bookrag.text.markdown.marks import JOIN as _JOIN
 
-__all__ = ["clean_body", "remove_private_marks"]
+__all__ = ["clean_body"]
 
 # Longest span a JSX/HTML tag may cover; a longer "tag" is more likely a stray `<` in prose.
 _MAX_TAG_CHARS = 4096

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from bookrag.errors import DocumentError
-from bookrag.text.markdown.blocks import closes_fence, open_fence
+from bookrag.text.markdown.blocks import closes_fence, indices_outside_fences, open_fence
 from bookrag.text.markdown.esm import local_imports, split_esm
 from bookrag.text.markdown.front_matter import split_front_matter
 from bookrag.text.markdown.marks import PARTIAL_END, PARTIAL_START, normalise_source
@@ -29,6 +29,9 @@ __all__ = ["Expansion", "PartialReader", "expand_partials"]
 PartialReader = Callable[[str], "str | None"]
 
 _MAX_DEPTH = 8  # partials inside partials; deeper ones are left out with a warning
+# A component rendered without children, `<Setup />` or `<Setup></Setup>`; the page's imports say which
+# of them are partials.
+_COMPONENT = re.compile(r"<([A-Za-z_$][\w$]*)(?:\s[^<>]*?)?/\s*>|<([A-Za-z_$][\w$]*)(?:\s[^<>]*)?>\s*</\2\s*>")
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,23 +60,6 @@ def expand_partials(body: str, rel_path: str, read: PartialReader, *, max_chars:
     return Expansion(text, tuple(state.included), tuple(state.warnings))
 
 
-def _prose_lines(lines: list[str]) -> list[int]:
-    """Indices of the lines outside fenced code."""
-    out: list[int] = []
-    i = 0
-    while i < len(lines):
-        fence = open_fence(lines[i])
-        if fence is None:
-            out.append(i)
-            i += 1
-            continue
-        i += 1
-        while i < len(lines) and not closes_fence(lines[i], fence):
-            i += 1
-        i += 1
-    return out
-
-
 def _close_open_fence(text: str) -> str:
     """A partial whose last fence never closes would swallow the page after it: close it."""
     fence = None
@@ -89,18 +75,19 @@ def _expand(body: str, rel_path: str, chain: tuple[str, ...], state: _State) -> 
     if "import" not in body:  # most pages import nothing: no need to walk their fences and ESM
         return body
     lines = body.split("\n")
-    prose = _prose_lines(lines)
+    prose = list(indices_outside_fences(lines))
     _, blocks = split_esm([lines[i] for i in prose])
     imports = local_imports(blocks)
     if not imports:
         return body
-    names = "|".join(re.escape(name) for name in sorted(imports, key=len, reverse=True))
-    usage = re.compile(rf"<({names})(?:\s[^<>]*?)?/\s*>|<({names})(?:\s[^<>]*)?>\s*</\2\s*>")
+
+    def render(m: re.Match[str]) -> str:
+        name = m.group(1) or m.group(2)
+        return _rendered(name, imports, rel_path, chain, state) if name in imports else m.group(0)
+
     for i in prose:
-        if "<" not in lines[i]:
-            continue
-        lines[i] = usage.sub(lambda m: _rendered(m.group(1) or m.group(2), imports, rel_path, chain, state),
-                             lines[i])
+        if "<" in lines[i]:
+            lines[i] = _COMPONENT.sub(render, lines[i])
     return "\n".join(lines)
 
 
