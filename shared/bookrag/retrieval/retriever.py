@@ -42,6 +42,7 @@ from bookrag.observability import record_fallback
 from bookrag.retrieval.ranking import diversify, monotone_scores
 from bookrag.retrieval.rerank import RelevanceModel, rerank
 from bookrag.text.bm25 import BM25Encoder, term_id, tokenize
+from bookrag.text.facets import facet_stems
 from bookrag.text.overlap import carried_over, joined
 
 if TYPE_CHECKING:
@@ -131,7 +132,7 @@ class Retriever:
             raise InvalidInputError("Query text is required", code="MISSING_QUERY", field="query")
         t0 = time.perf_counter()
         mode = opts.mode or self.settings.retrieval_mode
-        sparse = self.bm25.encode_query(query)
+        sparse = self.bm25.encode_query(query, facet_stems(query))
         try:
             vector = self.embedder.embed_query(query)
         except EmbeddingError as exc:

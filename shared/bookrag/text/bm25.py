@@ -91,8 +91,9 @@ class BM25Encoder:
     def encode_documents(self, texts: Iterable[str]) -> list[SparseVector]:
         return [self.encode_document(t) for t in texts]
 
-    def encode_query(self, text: str) -> SparseVector:
-        return _sorted({term_id(t): 1.0 for t in set(tokenize(text))})
+    def encode_query(self, text: str, also: Iterable[str] = ()) -> SparseVector:
+        """`also`: stems the query means without writing them (a facet's other words)."""
+        return _sorted({term_id(t): 1.0 for t in {*tokenize(text), *also}})
 
 
 def _sorted(weights: dict[int, float]) -> SparseVector:

@@ -13,7 +13,9 @@ How it decides (deterministic, no network beyond the configured embedder and sto
 3. Each unit is scored against the question:
    `score = w * cosine(question, unit) + (1 - w) * overlap + 0.15 * heading + 0.5 * chunk_cosine
    (+ 0.2 when the question names every word of the heading the unit sits under: "Materials",
-   "During Development"; + 0.05 for a lead-in with its list when a list is asked for)`, where the cosine comes from the
+   "During Development"; + 0.2 when the question asks for a side, "downsides", that labels the unit, its
+   items or its headings, "Disadvantages", "**Limitations**:" (`text.facets`); + 0.05 for a lead-in with
+   its list when a list is asked for)`, where the cosine comes from the
    local embedder (one batched `embed_documents` call per question), `overlap` is the share of the
    question's stemmed content words (`bookrag.text.bm25.tokenize`) found in the unit or its headings,
    `heading` the share found in its own section heading, and `chunk_cosine` the retrieval's score
@@ -52,6 +54,7 @@ from bookrag.domain.deadline import Deadline
 from bookrag.domain.models import SearchHit
 from bookrag.errors import StoreTimeoutError
 from bookrag.text.bm25 import tokenize
+from bookrag.text.facets import facets
 from bookrag.text.sentences import Unit, extract_units
 
 if TYPE_CHECKING:
@@ -69,6 +72,7 @@ _CHUNK_WEIGHT = 0.5  # times the chunk's retrieval cosine, added to each of its 
 _HEADING_BONUS = 0.15  # share of the question's words in the unit's section heading, weighted
 _NAMED_HEADING_BONUS = 0.2  # the question names every word of the unit's own section heading
 _LIST_BONUS = 0.05  # a lead-in with its list, for a question that asks for a list
+_FACET_BONUS = 0.2  # the question asks for a side ("downsides") that labels the unit ("**Limitations**:")
 _MIN_PART_TERMS = 3  # a clause with fewer content words is not searched on its own
 _PART_TOP_K = 3  # chunks kept per searched clause
 _MIN_PART_BUDGET_S = 2.0  # the request's deadline must leave this much for a clause's search
@@ -220,7 +224,7 @@ class ExtractiveAnswerer:
                                                       unit.text if _heading_lead_in(unit) else ""])
                 lead = bool(shape.term) and not unit.items and defines(unit.text, shape.term)
                 units.append(_Candidate(hit, unit, text, tuple(spans), heading_terms, section_terms, follow,
-                                        block, scaffold, lead, _label(unit, hit)))
+                                        block, scaffold, lead, _label(unit, hit), _sides(unit, hit)))
         if not units:
             return []
         w = self.calibration.semantic_weight
@@ -229,7 +233,7 @@ class ExtractiveAnswerer:
         wanted = [asked_words(q) for q in queries]
         scored = []
         for i, cand in enumerate(units):
-            terms = set(tokenize(cand.text)) | cand.heading_terms
+            terms = set(tokenize(cand.text)) | facets(cand.text) | cand.heading_terms
             owns = _own_headings(cand.hit, cand.unit)
             values: list[float] = []
             for k, words in enumerate(wanted):
@@ -240,7 +244,7 @@ class ExtractiveAnswerer:
                 # Every word of it: a heading that merely shares "humanoid" with the question says nothing.
                 named = any(own <= words for own in owns)
                 values.append(w * max(0.0, float(cosines[k, i])) + (1 - w) * overlap + _HEADING_BONUS * heading
-                              + _NAMED_HEADING_BONUS * named)
+                              + _NAMED_HEADING_BONUS * named + _FACET_BONUS * bool(words & cand.sides))
             # The retrieval's own judgement of the chunk: the right section is usually ranked first.
             value = values[0] + (0.0 if cand.hit.chunk_id in by_part else _CHUNK_WEIGHT * cand.hit.score)
             if shape.wants_list and cand.unit.items:
@@ -303,6 +307,15 @@ class _Candidate:
     scaffold: bool = False
     defines: bool = False
     label: str = ""
+    sides: frozenset[str] = frozenset()
+
+
+def _sides(unit: Unit, hit: SearchHit) -> frozenset[str]:
+    """The facets that label a unit (`text.facets`): its item's label ("**Limitations**: May require ..."),
+    its items' labels (a lead-in), the heading over it, or its section's ("Cloud > Disadvantages > Latency")."""
+    items = unit.items if unit.items and not unit.code else (unit.text,) if unit.kind == "item" else ()
+    labels = [i.split(":", 1)[0] for i in items if ":" in i[:40]]
+    return frozenset(facets(" / ".join([*labels, unit.label, hit.section_heading, *hit.payload.heading_path[1:]])))
 
 
 def _own_headings(hit: SearchHit, unit: Unit) -> list[set[str]]:

@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass
 
 from bookrag.text.bm25 import tokenize
+from bookrag.text.facets import facets, without_facet_words
 
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+/-]*[A-Za-z0-9+]|[A-Za-z0-9]")
 
@@ -175,8 +176,8 @@ _INTERROGATIVE = re.compile(r"^\s*(?:(?:so|ok|okay|and|but|then)\b[\s,]*)?(?:\d+
 def asked_words(text: str) -> set[str]:
     """The stemmed content words of a question or heading (`tokenize`), with the question word it opens
     with ("when", "why", "how", "where") as a word of its own, `?when`: a heading phrased as the question
-    answers it."""
-    words = set(tokenize(text))
+    answers it. A verdict's word is its facet (`~cons` for "downsides" and "Disadvantages")."""
+    words = set(tokenize(without_facet_words(text))) | facets(text)
     opener = _INTERROGATIVE.match(text)
     return words | {f"?{opener.group(1).lower()}"} if opener else words
 

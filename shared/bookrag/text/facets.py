@@ -1,0 +1,45 @@
+"""The words of a verdict: a book labels the sides of a thing "Advantages" / "Disadvantages", "Pros" /
+"Cons", "Benefits", "Limitations", while a reader asks for its "downsides" or "drawbacks". Each side is
+one facet, so a question's "downsides" meets a heading's "Disadvantages".
+
+Only these closed word sets, matched as whole words before stemming: their stems are too loose to
+match on ("limitations" and "limits" share `limit`; "weaknesses" and "weak" share `weak`)."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from bookrag.text.bm25 import stem_words
+
+_FACETS: dict[str, tuple[str, ...]] = {
+    "cons": ("drawback", "downside", "disadvantage", "cons", "limitation", "weakness", "shortcoming", "pitfall"),
+    "pros": ("advantage", "benefit", "pros", "upside", "strength", "merit"),
+}
+_WORD = {facet: re.compile(r"\b(?:" + "|".join(
+    w if w.endswith("s") else rf"{w}(?:s|es)?" for w in words) + r")\b", re.IGNORECASE)
+    for facet, words in _FACETS.items()}
+
+
+def facets(text: str) -> set[str]:
+    """The facet tokens of `text` ("~cons" for "Disadvantages"), to count beside its stemmed words."""
+    return {f"~{facet}" for facet, pattern in _WORD.items() if pattern.search(text)}
+
+
+def without_facet_words(text: str) -> str:
+    """`text` with its facet words removed: their token stands for them (`facets`)."""
+    for pattern in _WORD.values():
+        text = pattern.sub(" ", text)
+    return text
+
+
+def facet_stems(text: str) -> list[str]:
+    """The stems of every word of each facet `text` names: what a lexical index would find for it.
+    Left out: a stem the facet shares with ordinary words (`limit`, `weak`, `strength`)."""
+    return [s for facet, pattern in _WORD.items() if pattern.search(text) for s in _clear_stems(facet)]
+
+
+@lru_cache(maxsize=len(_FACETS))
+def _clear_stems(facet: str) -> tuple[str, ...]:
+    ambiguous = {"limit", "weak", "strength", "merit"}
+    return tuple(s for s in stem_words(list(_FACETS[facet])) if s not in ambiguous)

@@ -1,0 +1,79 @@
+"""A reader asks for a thing's "downsides" or "drawbacks"; the book files them under "Disadvantages", "Cons"
+or "Limitations" (issue 24). Each test fails on the answerer and the query encoder of db4e990, which
+matched only the words as written."""
+
+from __future__ import annotations
+
+from bookrag.text.bm25 import BM25Encoder, term_id
+from bookrag.text.facets import facet_stems, facets, without_facet_words
+from tests.support.answers import answer, hits_of
+
+HOSTING = """# Where the robot's computer runs
+
+## Remote servers
+
+### Advantages
+
+- **Capacity**: Many graphics cards can be rented for a training run and returned afterwards.
+- **Reach**: Every team member can open the same machines from anywhere in the world.
+
+### Disadvantages
+
+- **Lag**: Every command crosses the internet, so a balance loop waits on the slowest packet.
+- **Outages**: A lost connection leaves the robot without its planner until the link returns.
+
+## Machines in the lab
+
+### Advantages
+
+- **Speed**: A cable of two metres keeps the control loop's delay under a millisecond.
+"""
+
+OVERVIEW = """# Training in simulation
+
+## Why train in simulation
+
+Simulators made for training neural policies let a robot practise for years of simulated time in one night.
+"""
+
+SIMULATORS = """# Simulators
+
+## Learning-oriented simulators
+
+These simulators are built to train neural policies at scale:
+
+- **Examples**: Gym-style worlds and photoreal engines with learning plugins.
+- **Strengths**: Thousands of parallel worlds and labelled images for free.
+- **Limitations**: Demand a large graphics card and a long setup before the first run.
+
+"""
+
+
+def test_a_verdict_word_is_its_facet() -> None:
+    assert facets("What are the downsides of remote servers?") == {"~cons"}
+    assert facets("Disadvantages") == facets("- **Limitations**: slow") == facets("Cons") == {"~cons"}
+    assert facets("Benefits of a hybrid setup") == facets("Pros") == {"~pros"}
+    # Whole words only: "constant" is not "cons", "limits" not "limitations".
+    assert facets("a constant limit on the prose") == set()
+    assert without_facet_words("the downsides of servers").split() == ["the", "of", "servers"]
+
+
+def test_the_query_finds_the_books_word_for_the_readers() -> None:
+    wanted = BM25Encoder().encode_query("What are the downsides of cloud computing?", facet_stems("downsides"))
+    assert term_id("disadvantag") in wanted.indices
+    # A stem that ordinary words share ("limits", "weak") is not added: it would match them too.
+    assert "limit" not in facet_stems("drawbacks") and "weak" not in facet_stems("drawbacks")
+
+
+def test_downsides_lead_with_the_disadvantages_section() -> None:
+    text = answer("What are the downsides of running the robot's computer on remote servers?",
+                  hits_of(HOSTING, "hosting.md"))
+    assert text.split("\n")[0].startswith("Disadvantages"), text
+    assert "Lag" in text.split("\n\n")[1] and "Capacity" not in text, text
+
+
+def test_drawbacks_lead_with_the_list_that_holds_the_limitations() -> None:
+    text = answer("What are the drawbacks of simulators made for training neural policies?",
+                  [*hits_of(OVERVIEW, "overview.md", 0.62), *hits_of(SIMULATORS, "simulators.md", 0.6)])
+    assert text.startswith("These simulators are built to train"), text
+    assert "Limitations: Demand a large graphics card" in text, text
