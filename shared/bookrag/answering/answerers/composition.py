@@ -11,7 +11,8 @@
    page's introduction the best unit of each section of that page whose own heading shares the
    question's words (at `_INTRO_RATIO` of the lead), the best unit for each part of a
    multi-part question, then close runners-up (>= `min_keep` and `keep_ratio` of the best) from the
-   sections already chosen, or from another section only at 90 % of the best score; near-duplicates
+   sections already chosen, or from another section only at 90 % of the best score (and its whole
+   list only under a heading that shares the question's words, or when a list is asked for); near-duplicates
    are skipped, at most 4 units. The lead unit keeps the next sentence of its paragraph when that
    sentence names its section's subject (a word of the section's own heading the answer lacks:
    "... duplicates hundreds of lines." + "Xacro (XML macros) adds ..."). The answer lists the lead
@@ -50,7 +51,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from bookrag.answering.answerers.base import DocumentSet, Draft
-from bookrag.answering.answerers.questions import QuestionShape
+from bookrag.answering.answerers.questions import QuestionShape, asked_words
 from bookrag.answering.answerers.scaffolding import asks_about_scaffolding
 from bookrag.domain.models import SearchHit
 from bookrag.text.bm25 import tokenize
@@ -168,6 +169,7 @@ def choose(scored: list[Scored], question: str, cal: Calibration) -> list[Scored
     floor = max(cal.min_keep, cal.keep_ratio * best.score)
     sections = {_section(c) for c in chosen}
     top_score = scored[0].score
+    asked = asked_words(question)
     # A list and its definition are the whole answer to a list question; elsewhere a lead-in with
     # its items is one statement among others.
     has_list = shape.wants_list and any(c.unit.items for c in chosen)
@@ -178,8 +180,13 @@ def choose(scored: list[Scored], question: str, cal: Calibration) -> list[Scored
             break
         if candidate.score < cal.min_keep or (candidate.score < floor and len(chosen) >= cal.min_units):
             break
-        if _section(candidate) not in sections and candidate.score < _OTHER_SECTION_RATIO * top_score:
-            continue  # off the focus: another section's statement that merely scores well enough
+        if _section(candidate) not in sections and (candidate.score < _OTHER_SECTION_RATIO * top_score
+                                                   or (candidate.unit.items and not shape.wants_list
+                                                       and not asked_words(candidate.hit.section_heading) & asked)):
+            # Off the focus: another section's statement that merely scores well enough, or its whole list
+            # under a heading the question does not name ("Common Issues and Solutions" sharing only
+            # "blocking" with "Which pattern blocks the caller?"; not "Materials" for "What materials ...?").
+            continue
         add(candidate)
     chosen[0] = _continued(best, chosen)
     return chosen

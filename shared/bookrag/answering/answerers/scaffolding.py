@@ -1,7 +1,7 @@
 """Course scaffolding: the parts of a textbook that organise the reader's work rather than say what
 the book teaches (learning objectives, "in this chapter", schedules, lab steps and checklists, quiz
-items, assignments). Such a statement often shares every word of a question about its chapter's
-subject ("Demonstration of embodied cognition principles."), yet never answers it: it may join an
+items, assignments), and the reading list at a chapter's end. Such a statement often shares every
+word of a question about its chapter's subject ("Demonstration of embodied cognition principles."), yet never answers it: it may join an
 answer, but not lead one, unless the question asks about the scaffolding itself."""
 
 from __future__ import annotations
@@ -14,7 +14,9 @@ _HEADING = re.compile(
     r"\b(?:learning\s+(?:objectives|outcomes|goals)|objectives|what\s+you(?:'ll|\s+will)\s+learn|"
     r"in\s+this\s+(?:chapter|module|section|lab)|schedule|weekly|week\s*\d+|day\s*\d+|lab|labs|exercises?|"
     r"quiz|quizzes|answer\s+key|assignments?|deliverables|grading|rubric|grade\s+scale|grades|assessment|summary|recap|key\s+takeaways|key\s+terms|submission|self[-\s]check|review\s+questions|"
-    r"(?:module|course|chapter)\s+(?:structure|outline|overview))\b",
+    r"(?:module|course|chapter)\s+(?:structure|outline|overview)|"
+    # Back matter: a reading list names where to read more, in the words of the chapter's subject.
+    r"references|further\s+reading|bibliography|additional\s+resources)\b",
     re.IGNORECASE)
 # A heading that is only an exercise's part ("Analysis", "Tasks"): "Stability analysis" is what the book teaches.
 _BARE_HEADING = re.compile(r"^\s*(?:\d+(?:\.\d+)*\.?\s+)?(?:analysis|discussion|reflection|questions|tasks|"
@@ -31,7 +33,8 @@ _STATEMENT = re.compile(
 # A question about the scaffolding itself: then it may lead.
 _ASKS = re.compile(
     r"\b(?:objectives?|outcomes|learn|schedule|week|day|lab|exercises?|instructions|verif\w*|checklist|quiz|"
-    r"assessment|assignments?|deliverables?|grad\w*|rubric|submi\w*|steps?|prerequisites|syllabus|course)\b",
+    r"assessment|assignments?|deliverables?|grad\w*|rubric|submi\w*|steps?|prerequisites|syllabus|course|"
+    r"read(?:ing)?\s+more|further\s+reading|references?|bibliography)\b",
     re.IGNORECASE)
 
 

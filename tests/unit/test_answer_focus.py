@@ -1,0 +1,49 @@
+"""What may join an extractive answer besides its lead (issue 24: "no sentence from an unrelated section").
+Each test fails on the answerer of fd6ffd9.
+
+- a reading list ("References and Further Reading") never leads nor joins: it names where to read more,
+  in the words of the chapter's subject;
+- another section's whole list joins only under a heading that shares the question's words."""
+
+from __future__ import annotations
+
+from tests.support.answers import answer, hits_of
+
+SERVICES = """# Services
+
+## Characteristics of services
+
+- **Blocking**: The caller is blocked until the server sends its response back.
+- **One-to-one**: Each request is answered by exactly one server.
+"""
+
+READING = """# Communication patterns
+
+## References and Further Reading
+
+- The middleware's handbook on communication patterns, blocking calls and callers.
+- A survey of caller patterns and blocking communication in robot middleware.
+"""
+
+TROUBLESHOOTING = """# Debugging
+
+## Common Issues and Solutions
+
+- **Slow callbacks**:
+  - Check the callback for blocking communication calls before blaming the network.
+  - Measure the control loop with the middleware's own timing tools.
+"""
+
+
+def test_a_reading_list_never_joins_an_answer() -> None:
+    text = answer("Which communication pattern blocks the caller?",
+                  [*hits_of(SERVICES, "services.md", 0.6), *hits_of(READING, "reading.md", 0.6)])
+    assert text.startswith("Characteristics of services"), text
+    assert "handbook" not in text and "survey" not in text, text
+
+
+def test_another_sections_list_joins_only_under_a_heading_the_question_names() -> None:
+    text = answer("Which communication pattern blocks the caller?",
+                  [*hits_of(SERVICES, "services.md", 0.6), *hits_of(TROUBLESHOOTING, "debugging.md", 0.6)])
+    assert "blocked until the server" in text, text
+    assert "Slow callbacks" not in text and "timing tools" not in text, text
