@@ -1,8 +1,8 @@
 """Course scaffolding: the parts of a textbook that organise the reader's work rather than say what
 the book teaches (learning objectives, "in this chapter", schedules, lab steps and checklists, quiz
 items, assignments), and the reading list at a chapter's end. Such a statement often shares every
-word of a question about its chapter's subject ("Demonstration of embodied cognition principles."), yet never answers it: it may join an
-answer, but not lead one, unless the question asks about the scaffolding itself."""
+word of a question about its chapter's subject ("Demonstration of embodied cognition principles."),
+yet never answers it: it may join an answer, but not lead one, unless the question asks about the scaffolding itself."""
 
 from __future__ import annotations
 
