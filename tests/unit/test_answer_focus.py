@@ -3,7 +3,8 @@ Each test fails on the answerer of fd6ffd9.
 
 - a reading list ("References and Further Reading") never leads nor joins: it names where to read more,
   in the words of the chapter's subject;
-- another section's whole list joins only under a heading that shares the question's words."""
+- another section's whole list joins only under a heading that shares the question's words;
+- "How is X computed?" asks for the formula the book sets as a block (fails on e8abe89)."""
 
 from __future__ import annotations
 
@@ -47,3 +48,21 @@ def test_another_sections_list_joins_only_under_a_heading_the_question_names() -
                   [*hits_of(SERVICES, "services.md", 0.6), *hits_of(TROUBLESHOOTING, "debugging.md", 0.6)])
     assert "blocked until the server" in text, text
     assert "Slow callbacks" not in text and "timing tools" not in text, text
+
+
+FORMULA = """# Balance
+
+## Zero moment point
+
+The ZMP is the point on the ground where the net moment of the contact forces is zero:
+
+```
+x_zmp = sum(m_i * (g * x_i - h_i * a_i)) / sum(m_i * g)
+```
+"""
+
+
+def test_how_is_it_computed_shows_the_formula() -> None:
+    for question in ("How is the ZMP computed?", "What's the formula for the ZMP?", "How is the ZMP calculated?"):
+        text = answer(question, hits_of(FORMULA, "balance.md"))
+        assert "```\nx_zmp = sum(m_i * (g * x_i - h_i * a_i)) / sum(m_i * g)\n```" in text, text

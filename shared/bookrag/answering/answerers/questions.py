@@ -69,7 +69,9 @@ _DEFINING = re.compile(r"^(?P<subject>.{1,100}?)\s+(?:is|are|refers?\s+to|means|
                        r"can\s+be\s+defined\s+as|describes|denotes|represents)\s", re.IGNORECASE)
 # The question asks for code or configuration, so a code block is part of the answer.
 _CODE_QUESTION = re.compile(r"\b(?:code|configur\w*|config|commands?|files?|script|syntax|snippet|"
-                            r"launch\s+files?|install\w*|set\s+up|setup|docker|pull)\b"
+                            r"launch\s+files?|install\w*|set\s+up|setup|docker|pull|"
+                            # A formula the book sets as a block: "How is the ZMP computed?"
+                            r"formulas?|equations?|computed|calculated?|derived)\b"
                             # "How do I set / define / write ...": a how-to the book answers with its block.
                             r"|\bhow\s+(?:do|can|should|would)\s+(?:i|you|we|one)\s+(?:set|define|write|create|"
                             r"declare|specify|enable|disable|add|build|compile|call|run|launch)\b", re.IGNORECASE)
