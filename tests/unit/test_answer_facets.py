@@ -1,6 +1,6 @@
 """A reader asks for a thing's "downsides" or "drawbacks"; the book files them under "Disadvantages", "Cons"
 or "Limitations" (issue 24). Each test fails on the answerer and the query encoder of db4e990, which
-matched only the words as written."""
+matched only the words as written (the "hard" facet and the list's owner: on c89b480)."""
 
 from __future__ import annotations
 
@@ -27,6 +27,13 @@ HOSTING = """# Where the robot's computer runs
 ### Advantages
 
 - **Speed**: A cable of two metres keeps the control loop's delay under a millisecond.
+
+## Splitting the work between both
+
+### Challenges
+
+- **Two setups**: Every library is installed and patched in two places instead of one.
+- **Drift**: Logs and maps recorded in the lab must be copied to the servers before each run.
 """
 
 OVERVIEW = """# Training in simulation
@@ -53,6 +60,7 @@ def test_a_verdict_word_is_its_facet() -> None:
     assert facets("What are the downsides of remote servers?") == {"~cons"}
     assert facets("Disadvantages") == facets("- **Limitations**: slow") == facets("Cons") == {"~cons"}
     assert facets("Benefits of a hybrid setup") == facets("Pros") == {"~pros"}
+    assert facets("What makes mixing both hard?") == facets("Challenges") == {"~hard"}
     # Whole words only: "constant" is not "cons", "limits" not "limitations".
     assert facets("a constant limit on the prose") == set()
     assert without_facet_words("the downsides of servers").split() == ["the", "of", "servers"]
@@ -68,7 +76,8 @@ def test_the_query_finds_the_books_word_for_the_readers() -> None:
 def test_downsides_lead_with_the_disadvantages_section() -> None:
     text = answer("What are the downsides of running the robot's computer on remote servers?",
                   hits_of(HOSTING, "hosting.md"))
-    assert text.split("\n")[0].startswith("Disadvantages"), text
+    # The list is named by whose side it gives, not only "Disadvantages".
+    assert text.split("\n")[0].startswith("Remote servers — Disadvantages:"), text
     assert "Lag" in text.split("\n\n")[1] and "Capacity" not in text, text
 
 
@@ -77,3 +86,9 @@ def test_drawbacks_lead_with_the_list_that_holds_the_limitations() -> None:
                   [*hits_of(OVERVIEW, "overview.md", 0.62), *hits_of(SIMULATORS, "simulators.md", 0.6)])
     assert text.startswith("These simulators are built to train"), text
     assert "Limitations: Demand a large graphics card" in text, text
+
+
+def test_what_makes_it_hard_leads_with_its_challenges() -> None:
+    text = answer("What makes splitting the robot's computing between lab and servers hard?",
+                  hits_of(HOSTING, "hosting.md"))
+    assert text.startswith("Splitting the work between both — Challenges:"), text

@@ -1,6 +1,7 @@
 """The words of a verdict: a book labels the sides of a thing "Advantages" / "Disadvantages", "Pros" /
-"Cons", "Benefits", "Limitations", while a reader asks for its "downsides" or "drawbacks". Each side is
-one facet, so a question's "downsides" meets a heading's "Disadvantages".
+"Cons", "Benefits", "Limitations", "Challenges", while a reader asks for its "downsides" or "drawbacks",
+or what makes it "hard". Each side is one facet, so a question's "downsides" meets a heading's
+"Disadvantages".
 
 Only these closed word sets, matched as whole words before stemming: their stems are too loose to
 match on ("limitations" and "limits" share `limit`; "weaknesses" and "weak" share `weak`)."""
@@ -15,6 +16,7 @@ from bookrag.text.bm25 import stem_words
 _FACETS: dict[str, tuple[str, ...]] = {
     "cons": ("drawback", "downside", "disadvantage", "cons", "limitation", "weakness", "shortcoming", "pitfall"),
     "pros": ("advantage", "benefit", "pros", "upside", "strength", "merit"),
+    "hard": ("challenge", "difficulty", "difficulties", "difficult", "hard", "tricky"),
 }
 _WORD = {facet: re.compile(r"\b(?:" + "|".join(
     w if w.endswith("s") else rf"{w}(?:s|es)?" for w in words) + r")\b", re.IGNORECASE)
@@ -41,5 +43,5 @@ def facet_stems(text: str) -> list[str]:
 
 @lru_cache(maxsize=len(_FACETS))
 def _clear_stems(facet: str) -> tuple[str, ...]:
-    ambiguous = {"limit", "weak", "strength", "merit"}
+    ambiguous = {"limit", "weak", "strength", "merit", "hard"}
     return tuple(s for s in stem_words(list(_FACETS[facet])) if s not in ambiguous)

@@ -248,7 +248,8 @@ def compose(chosen: list[Scored], hits: list[SearchHit]) -> Draft:
     text = ""
     spans: dict[str, list[tuple[int, int]]] = {}
     for item in ordered:
-        said = _lead_in(item) if item.block else f"{item.label} — {item.text}" if item.label else item.text
+        said = _lead_in(item) if item.block else item.text
+        said = f"{item.label} — {said}" if item.label else said
         quoted = f"{said} [{label_of[item.hit.chunk_id]}]"
         # A list or a code block stands on its own lines, Markdown the widget renders.
         text += ("" if text.endswith("\n") or not text else " ") + quoted

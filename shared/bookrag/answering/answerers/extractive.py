@@ -54,7 +54,7 @@ from bookrag.domain.deadline import Deadline
 from bookrag.domain.models import SearchHit
 from bookrag.errors import StoreTimeoutError
 from bookrag.text.bm25 import tokenize
-from bookrag.text.facets import facets
+from bookrag.text.facets import facets, without_facet_words
 from bookrag.text.sentences import Unit, extract_units
 
 if TYPE_CHECKING:
@@ -345,10 +345,24 @@ def _label(unit: Unit, hit: SearchHit) -> str:
     """What an item is about, when its text does not say: the heading above it in the chunk, else its
     section's heading (not the page title, which names the whole page). A table row already names
     itself ("Size tiny (...)"). Shown with the item, not scored: the heading's words already count."""
-    label = "" if unit.kind != "item" else unit.label or (
+    if unit.kind != "item":
+        return _whose(unit, hit) if _heading_lead_in(unit) else ""
+    label = unit.label or (
         hit.section_heading if hit.section_heading != hit.payload.doc_title else "")
     label = _NUMBERING.sub("", label).rstrip(": ")  # "1.3 The Embodied Cognition Hypothesis"
     return "" if set(tokenize(label)) <= set(tokenize(unit.text)) else label
+
+
+def _whose(unit: Unit, hit: SearchHit) -> str:
+    """Whose side a list under a verdict's heading gives ("Challenges", or "Disadvantages" over "Latency"):
+    the heading above it, "Hybrid Approach — Challenges:", "Cloud Deployment — Disadvantages — Latency:"."""
+    path = [_NUMBERING.sub("", h) for h in hit.payload.heading_path[1:]]
+    if len(path) < 2 or path[-1] != unit.text.rstrip(":").strip():
+        return ""
+    for j in (len(path) - 1, len(path) - 2):
+        if j >= 1 and facets(path[j]) and not tokenize(without_facet_words(path[j])):
+            return " — ".join(path[j - 1:len(path) - 1])
+    return ""
 
 
 def _quoted(unit: Unit) -> str:
