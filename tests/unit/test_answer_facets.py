@@ -92,3 +92,24 @@ def test_what_makes_it_hard_leads_with_its_challenges() -> None:
     text = answer("What makes splitting the robot's computing between lab and servers hard?",
                   hits_of(HOSTING, "hosting.md"))
     assert text.startswith("Splitting the work between both — Challenges:"), text
+
+
+ONSITE = """# Lab computing
+
+## Keeping computers on site
+
+### Advantages
+
+- **Short cables**: The control loop never leaves the building, so its delay stays under a millisecond.
+
+## Exercise: measure your loop
+
+Record the loop's delay for ten minutes and plot it against the time of day in the robot's building.
+"""
+
+
+def test_why_would_someone_keep_x_asks_for_its_advantages() -> None:
+    assert facets("Why would a lab keep its computers on site?") == {"~pros"}
+    assert facets("Why would a robot fall over?") == set()
+    text = answer("Why would a lab keep its robot's computers in the building?", hits_of(ONSITE, "onsite.md"))
+    assert text.startswith("Keeping computers on site — Advantages:"), text

@@ -4,7 +4,9 @@ Each test fails on the answerer of fd6ffd9.
 - a reading list ("References and Further Reading") never leads nor joins: it names where to read more,
   in the words of the chapter's subject;
 - another section's whole list joins only under a heading that shares the question's words;
-- "How is X computed?" asks for the formula the book sets as a block (fails on e8abe89)."""
+- "How is X computed?" asks for the formula the book sets as a block (fails on e8abe89);
+- the lab a robot lives in is not a lab exercise, "how often" asks for a schedule, and "X is <adjective>" is
+  not X's definition (fail on 75c50b1)."""
 
 from __future__ import annotations
 
@@ -66,3 +68,48 @@ def test_how_is_it_computed_shows_the_formula() -> None:
     for question in ("How is the ZMP computed?", "What's the formula for the ZMP?", "How is the ZMP calculated?"):
         text = answer(question, hits_of(FORMULA, "balance.md"))
         assert "```\nx_zmp = sum(m_i * (g * x_i - h_i * a_i)) / sum(m_i * g)\n```" in text, text
+
+
+LAB = """# Robotics lab
+
+## Research lab network
+
+The research lab splits its network into a safety VLAN and a data VLAN so that a flood of camera
+traffic never delays an emergency stop.
+
+## Cameras
+
+The camera network carries image traffic at a gigabit per robot.
+
+## Inspections
+
+An outside inspector signs off the safety systems once they are installed.
+
+## Audit schedule
+
+- **Quarterly**: A full audit of every safety system, with the results filed for the lab manager.
+- **Daily**: A check that each emergency stop still cuts power within one second.
+"""
+
+HARDWARE_LOAD = """# Hardware
+
+## Why a physical AI workstation
+
+Physical AI is computationally demanding on the workstation, where simulation and training both run.
+Physical AI is the field of systems that perceive and act in the physical world through a body.
+"""
+
+
+def test_the_lab_a_robot_lives_in_is_not_a_lab_exercise() -> None:
+    text = answer("How is the robots' network split into VLANs?", hits_of(LAB, "lab.md"))
+    assert text.startswith("The research lab splits its network"), text
+
+
+def test_how_often_asks_for_the_schedule() -> None:
+    text = answer("How often are the safety systems audited?", hits_of(LAB, "lab.md"))
+    assert text.startswith("Audit schedule") and "Quarterly" in text, text
+
+
+def test_x_is_an_adjective_is_not_a_definition() -> None:
+    text = answer("What is physical AI?", hits_of(HARDWARE_LOAD, "hardware.md"))
+    assert text.startswith("Physical AI is the field of systems"), text

@@ -23,9 +23,15 @@ _WORD = {facet: re.compile(r"\b(?:" + "|".join(
     for facet, words in _FACETS.items()}
 
 
+# "Why would a lab keep its computing on its own premises?" asks for the advantages of doing so.
+_WHY_CHOOSE = re.compile(r"^\s*why\s+(?:would|should|do|does|did|might)\s+(?:\S+\s+){1,4}?"
+                         r"(?:keep|choose|pick|prefer|use|select|adopt|opt|buy|stay|switch)\b", re.IGNORECASE)
+
+
 def facets(text: str) -> set[str]:
     """The facet tokens of `text` ("~cons" for "Disadvantages"), to count beside its stemmed words."""
-    return {f"~{facet}" for facet, pattern in _WORD.items() if pattern.search(text)}
+    found = {f"~{facet}" for facet, pattern in _WORD.items() if pattern.search(text)}
+    return found | {"~pros"} if _WHY_CHOOSE.match(text) else found
 
 
 def without_facet_words(text: str) -> str:
@@ -38,7 +44,7 @@ def without_facet_words(text: str) -> str:
 def facet_stems(text: str) -> list[str]:
     """The stems of every word of each facet `text` names: what a lexical index would find for it.
     Left out: a stem the facet shares with ordinary words (`limit`, `weak`, `strength`)."""
-    return [s for facet, pattern in _WORD.items() if pattern.search(text) for s in _clear_stems(facet)]
+    return [s for facet in sorted(facets(text)) for s in _clear_stems(facet[1:])]
 
 
 @lru_cache(maxsize=len(_FACETS))

@@ -65,7 +65,9 @@ _CONTEXT = re.compile(r"\s+(?:(?:in|on|for|with|when|within|during|that|which|wh
                       r"|(?:people|everyone|folks|they|you|we|i)\s+\w+).*$", re.IGNORECASE)
 _MAX_TERM_WORDS = 5
 # A definition: the term as the sentence's subject, then a defining verb.
-_DEFINING = re.compile(r"^(?P<subject>.{1,100}?)\s+(?:is|are|refers?\s+to|means|is\s+defined\s+as|"
+# Not "X is <adjective>": "Physical AI is computationally demanding ..." says how X is, not what.
+_DEFINING = re.compile(r"^(?P<subject>.{1,100}?)\s+(?:is\s+(?:an?|the|one|any|what|how|where|when|that|"
+                       r"defined|called|known)\b|are|refers?\s+to|means|"
                        r"can\s+be\s+defined\s+as|describes|denotes|represents)\s", re.IGNORECASE)
 # The question asks for code or configuration, so a code block is part of the answer.
 _CODE_QUESTION = re.compile(r"\b(?:code|configur\w*|config|commands?|files?|script|syntax|snippet|"

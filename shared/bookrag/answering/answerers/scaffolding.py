@@ -12,7 +12,9 @@ import re
 # pre-operation checklist is what the book teaches.
 _HEADING = re.compile(
     r"\b(?:learning\s+(?:objectives|outcomes|goals)|objectives|what\s+you(?:'ll|\s+will)\s+learn|"
-    r"in\s+this\s+(?:chapter|module|section|lab)|schedule|weekly|week\s*\d+|day\s*\d+|lab|labs|exercises?|"
+    r"in\s+this\s+(?:chapter|module|section|lab)|schedule|weekly|week\s*\d+|day\s*\d+|exercises?|"
+    # A lab exercise, not the lab a robot lives in ("Research Lab", "Lab Architecture", "lab network").
+    r"lab\s*\d+|(?:practical|hands-on)\s+labs?|lab\s+(?:overview|exercises?|extensions?|instructions|report|tasks?)|"
     r"quiz|quizzes|answer\s+key|assignments?|deliverables|grading|rubric|grade\s+scale|grades|assessment|summary|recap|key\s+takeaways|key\s+terms|submission|self[-\s]check|review\s+questions|"
     r"(?:module|course|chapter)\s+(?:structure|outline|overview)|"
     # Back matter: a reading list names where to read more, in the words of the chapter's subject.
@@ -32,9 +34,12 @@ _STATEMENT = re.compile(
     r"(?:explain|describe|discuss|compare|analy[sz]e|evaluate|justify|reflect\s+on|assess)\s)", re.IGNORECASE)
 # A question about the scaffolding itself: then it may lead.
 _ASKS = re.compile(
-    r"\b(?:objectives?|outcomes|learn|schedule|week|day|lab|exercises?|instructions|verif\w*|checklist|quiz|"
+    r"\b(?:objectives?|outcomes|learn|schedule|week|day|lab\s*\d+|(?:practical|hands-on)\s+labs?|"
+    r"lab\s+(?:exercises?|instructions|report|tasks?)|exercises?|instructions|verif\w*|checklist|quiz|"
     r"assessment|assignments?|deliverables?|grad\w*|rubric|submi\w*|steps?|prerequisites|syllabus|course|"
-    r"read(?:ing)?\s+more|further\s+reading|references?|bibliography)\b",
+    r"read(?:ing)?\s+more|further\s+reading|references?|bibliography|"
+    # "How often is it audited?" asks for a schedule ("Audit Schedule — Quarterly: ...").
+    r"how\s+(?:often|frequently))\b",
     re.IGNORECASE)
 
 
