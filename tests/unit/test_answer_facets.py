@@ -113,3 +113,26 @@ def test_why_would_someone_keep_x_asks_for_its_advantages() -> None:
     assert facets("Why would a robot fall over?") == set()
     text = answer("Why would a lab keep its robot's computers in the building?", hits_of(ONSITE, "onsite.md"))
     assert text.startswith("Keeping computers on site — Advantages:"), text
+
+
+STANDARD = """# Messages
+
+## Standard message types
+
+The middleware ships standard message types for points, poses and images in its common packages.
+"""
+
+CUSTOM = """# Message definitions
+
+## Custom message types
+
+Custom messages are declared in a `.msg` file, one typed field per line, and built with the package.
+"""
+
+
+def test_my_own_is_the_books_custom() -> None:
+    assert facets("How do I define my own message type?") == facets("Custom message types") == {"~custom"}
+    assert facets("The robot runs on its own battery") == set()
+    text = answer("How do I declare my own message type?",
+                  [*hits_of(STANDARD, "standard.md", 0.62), *hits_of(CUSTOM, "custom.md", 0.6)])
+    assert text.startswith("Custom messages are declared"), text

@@ -1,7 +1,8 @@
 """The words of a verdict: a book labels the sides of a thing "Advantages" / "Disadvantages", "Pros" /
 "Cons", "Benefits", "Limitations", "Challenges", while a reader asks for its "downsides" or "drawbacks",
 or what makes it "hard". Each side is one facet, so a question's "downsides" meets a heading's
-"Disadvantages".
+"Disadvantages". Also a reader's "my own" for the book's "custom" ("How do I define my own service type?"
+and "Custom Service Types").
 
 Only these closed word sets, matched as whole words before stemming: their stems are too loose to
 match on ("limitations" and "limits" share `limit`; "weaknesses" and "weak" share `weak`)."""
@@ -17,9 +18,11 @@ _FACETS: dict[str, tuple[str, ...]] = {
     "cons": ("drawback", "downside", "disadvantage", "cons", "limitation", "weakness", "shortcoming", "pitfall"),
     "pros": ("advantage", "benefit", "pros", "upside", "strength", "merit"),
     "hard": ("challenge", "difficulty", "difficulties", "difficult", "hard", "tricky"),
+    # Not "its own" or "their own": "on its own premises" is not custom-made.
+    "custom": ("custom", "customised", "customized", "my own", "your own", "our own"),
 }
 _WORD = {facet: re.compile(r"\b(?:" + "|".join(
-    w if w.endswith("s") else rf"{w}(?:s|es)?" for w in words) + r")\b", re.IGNORECASE)
+    w if w.endswith(("s", "d")) or " " in w else rf"{w}(?:s|es)?" for w in words) + r")\b", re.IGNORECASE)
     for facet, words in _FACETS.items()}
 
 
@@ -50,4 +53,5 @@ def facet_stems(text: str) -> list[str]:
 @lru_cache(maxsize=len(_FACETS))
 def _clear_stems(facet: str) -> tuple[str, ...]:
     ambiguous = {"limit", "weak", "strength", "merit", "hard"}
-    return tuple(s for s in stem_words(list(_FACETS[facet])) if s not in ambiguous)
+    return tuple(dict.fromkeys(s for s in stem_words([w for w in _FACETS[facet] if " " not in w])
+                               if s not in ambiguous))
