@@ -6,17 +6,14 @@ from typing import Any
 
 from bookrag.contracts.tools import NO_CONTEXT
 from bookrag.domain.models import SearchHit
-from bookrag.retrieval.retriever import DIVERSITY_MAX_PER_FILE, Retriever, SearchOptions, default_threshold
+from bookrag.retrieval.retriever import Retriever, SearchOptions, default_threshold
 
 
 def book_context(retriever: Retriever, query: str, top_k: int = 5,
                  min_score: float | None = None) -> tuple[str, list[SearchHit]]:
     """The agent tool: the contract's "Context from the book:" text, and the hits behind it."""
     threshold = min_score if min_score is not None else default_threshold(retriever.settings, "agent")
-    # Eight chunks for the extractive answerer: a page may fill half of them. Its introduction, the 4th of
-    # the page's chunks for "What is physical AI?", holds the book's definition.
-    per_file = max(DIVERSITY_MAX_PER_FILE, top_k // 2)
-    hits = retriever.search(query, SearchOptions(top_k=top_k, min_score=threshold, per_file=per_file)).hits
+    hits = retriever.search(query, SearchOptions(top_k=top_k, min_score=threshold)).hits
     return format_context(hits), hits
 
 
