@@ -13,7 +13,8 @@ How it decides (deterministic, no network beyond the configured embedder and sto
 3. Each unit is scored against the question:
    `score = w * cosine(question, unit) + (1 - w) * overlap + 0.15 * heading + 0.5 * chunk_cosine
    (+ 0.2 when the question names every word of the heading the unit sits under: "Materials",
-   "During Development"; + 0.2 when the question asks for a side, "downsides", that labels the unit, its
+   "During Development"; + 0.1 more when that heading is the kind the question asks for by name, "What
+   materials ...?"; + 0.2 when the question asks for a side, "downsides", that labels the unit, its
    items or its headings, "Disadvantages", "**Limitations**:" (`text.facets`); + 0.05 for a lead-in with
    its list when a list is asked for)`, where the cosine comes from the
    local embedder (one batched `embed_documents` call per question), `overlap` is the share of the
@@ -46,7 +47,7 @@ import numpy as np
 
 from bookrag.answering.answerers.base import Draft, Retrieve, run_within
 from bookrag.answering.answerers.composition import CALIBRATION, Calibration, Scored, choose, compose
-from bookrag.answering.answerers.questions import QuestionShape, Unknown, asked_words, defines, named_terms
+from bookrag.answering.answerers.questions import QuestionShape, Unknown, answer_type, asked_words, defines, named_terms
 from bookrag.answering.answerers.scaffolding import is_scaffolding
 from bookrag.answering.gate import excuses, lift
 from bookrag.contracts.agent import REFUSAL
@@ -72,6 +73,7 @@ _CHUNK_WEIGHT = 0.5  # times the chunk's retrieval cosine, added to each of its 
 _HEADING_BONUS = 0.15  # share of the question's words in the unit's section heading, weighted
 _NAMED_HEADING_BONUS = 0.2  # the question names every word of the unit's own section heading
 _LIST_BONUS = 0.05  # a lead-in with its list, for a question that asks for a list
+_TYPE_BONUS = 0.1  # the unit's own heading is the kind the question asks for by name
 _FACET_BONUS = 0.2  # the question asks for a side ("downsides") that labels the unit ("**Limitations**:")
 _MIN_PART_TERMS = 3  # a clause with fewer content words is not searched on its own
 _PART_TOP_K = 3  # chunks kept per searched clause
@@ -187,6 +189,7 @@ class ExtractiveAnswerer:
         seen: set[str] = set()
         by_part = {h.chunk_id for h in part_hits}
         shape = QuestionShape.of(question)
+        kind = asked_words(answer_type(question))
         hits = [*hits, *part_hits]
         for hit in hits:
             path = list(hit.payload.heading_path)
@@ -243,8 +246,11 @@ class ExtractiveAnswerer:
                 # is about what is asked, though its bullets embed weakly.
                 # Every word of it: a heading that merely shares "humanoid" with the question says nothing.
                 named = any(own <= words for own in owns)
+                # The section is titled with the kind the question asks for ("What materials ...?", "Materials").
+                typed = k == 0 and bool(kind) and any(own == kind for own in owns)
                 values.append(w * max(0.0, float(cosines[k, i])) + (1 - w) * overlap + _HEADING_BONUS * heading
-                              + _NAMED_HEADING_BONUS * named + _FACET_BONUS * bool(words & cand.sides))
+                              + _NAMED_HEADING_BONUS * named + _FACET_BONUS * bool(words & cand.sides)
+                              + _TYPE_BONUS * typed)
             # The retrieval's own judgement of the chunk: the right section is usually ranked first.
             value = values[0] + (0.0 if cand.hit.chunk_id in by_part else _CHUNK_WEIGHT * cand.hit.score)
             if shape.wants_list and cand.unit.items:

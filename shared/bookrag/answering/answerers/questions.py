@@ -79,6 +79,17 @@ _CODE_QUESTION = re.compile(r"\b(?:code|configur\w*|config|commands?|files?|scri
                             r"declare|specify|enable|disable|add|build|compile|call|run|launch)\b", re.IGNORECASE)
 
 
+# "What materials should I ...?": the kind of thing the answer names, before the question's verb.
+_ANSWER_TYPE = re.compile(r"^\s*(?:what|which)\s+(?P<kind>(?:[\w-]+\s+){0,2}?[\w-]+)\s+(?:should|do|does|did|is|are|"
+                          r"can|could|would|will|must|has|have)\b", re.IGNORECASE)
+
+
+def answer_type(question: str) -> str:
+    """The kind of thing `question` asks for by name ("materials", "safety gear"), else ''."""
+    m = _ANSWER_TYPE.match(" ".join(question.split()))
+    return m.group("kind") if m else ""
+
+
 def defined_term(question: str) -> str:
     """The X of "What is X?" (a named thing, not a relation), else ''."""
     q = " ".join(question.split())
