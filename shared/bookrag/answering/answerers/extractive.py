@@ -73,7 +73,7 @@ _CHUNK_WEIGHT = 0.5  # times the chunk's retrieval cosine, added to each of its 
 _HEADING_BONUS = 0.15  # share of the question's words in the unit's section heading, weighted
 _NAMED_HEADING_BONUS = 0.2  # the question names every word of the unit's own section heading
 _LIST_BONUS = 0.05  # a lead-in with its list, for a question that asks for a list
-_TYPE_BONUS = 0.1  # the unit's own heading is the kind the question asks for by name
+_TYPE_BONUS = 0.1  # the unit's own heading is the kind asked for by name ("What materials ...?", "Materials")
 _FACET_BONUS = 0.2  # the question asks for a side ("downsides") that labels the unit ("**Limitations**:")
 _MIN_PART_TERMS = 3  # a clause with fewer content words is not searched on its own
 _PART_TOP_K = 3  # chunks kept per searched clause
@@ -246,7 +246,6 @@ class ExtractiveAnswerer:
                 # is about what is asked, though its bullets embed weakly.
                 # Every word of it: a heading that merely shares "humanoid" with the question says nothing.
                 named = any(own <= words for own in owns)
-                # The section is titled with the kind the question asks for ("What materials ...?", "Materials").
                 typed = k == 0 and bool(kind) and any(own == kind for own in owns)
                 values.append(w * max(0.0, float(cosines[k, i])) + (1 - w) * overlap + _HEADING_BONUS * heading
                               + _NAMED_HEADING_BONUS * named + _FACET_BONUS * bool(words & cand.sides)
