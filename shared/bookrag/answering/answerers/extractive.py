@@ -47,7 +47,7 @@ import numpy as np
 
 from bookrag.answering.answerers.base import Draft, Retrieve, run_within
 from bookrag.answering.answerers.composition import CALIBRATION, Calibration, Scored, choose, compose
-from bookrag.answering.answerers.questions import QuestionShape, Unknown, answer_type, asked_words, defines, named_terms
+from bookrag.answering.answerers.questions import QuestionShape, Unknown, asked_words, defines, named_terms
 from bookrag.answering.answerers.scaffolding import is_scaffolding
 from bookrag.answering.gate import excuses, lift
 from bookrag.contracts.agent import REFUSAL
@@ -189,7 +189,7 @@ class ExtractiveAnswerer:
         seen: set[str] = set()
         by_part = {h.chunk_id for h in part_hits}
         shape = QuestionShape.of(question)
-        kind = asked_words(answer_type(question))
+        kind = asked_words(shape.kind)
         hits = [*hits, *part_hits]
         for hit in hits:
             path = list(hit.payload.heading_path)
@@ -347,9 +347,9 @@ def _follow(text: str, unit: Unit, nxt: Unit | None) -> Unit | None:
 
 
 def _label(unit: Unit, hit: SearchHit) -> str:
-    """What an item is about, when its text does not say: the heading above it in the chunk, else its
-    section's heading (not the page title, which names the whole page). A table row already names
-    itself ("Size tiny (...)"). Shown with the item, not scored: the heading's words already count."""
+    """What an item is about, when its text does not say: the heading above it in the chunk, else its section's
+    (not the page title); a table row names itself. A list under a verdict's heading: whose side (`_whose`).
+    Shown with the unit, not scored: the heading's words already count."""
     if unit.kind != "item":
         return _whose(unit, hit) if _heading_lead_in(unit) else ""
     label = unit.label or (

@@ -164,6 +164,7 @@ class QuestionShape:
     parts: tuple[str, ...]
     term: str = ""  # the X of "What is X?": the answer leads with the book's definition of X
     wants_code: bool = False  # code blocks belong in the answer only then
+    kind: str = ""  # what "What materials should I ...?" asks for by name (`answer_type`)
 
     @classmethod
     def of(cls, question: str) -> QuestionShape:
@@ -179,7 +180,7 @@ class QuestionShape:
             if len(clauses) >= 2:
                 parts = clauses
         return cls(wants_list=bool(_LIST_QUESTION.search(q)), parts=tuple(parts), term=defined_term(q),
-                   wants_code=bool(_CODE_QUESTION.search(q)))
+                   wants_code=bool(_CODE_QUESTION.search(q)), kind=answer_type(q))
 
 
 # "When is an action the right tool?" and the heading "When to Use Actions": the question word a stop list
