@@ -14,16 +14,15 @@ How it decides (deterministic, no network beyond the configured embedder and sto
    `score = w * cosine(question, unit) + (1 - w) * overlap + 0.15 * heading + 0.5 * chunk_cosine
    (+ 0.2 when the question names every word of the heading the unit sits under: "Materials",
    "During Development"; + 0.1 more when that heading is the kind the question asks for by name, "What
-   materials ...?"; + 0.2 when the question asks for a side, "downsides", that labels the unit, its
-   items or its headings, "Disadvantages", "**Limitations**:" (`text.facets`); + 0.05 for a lead-in with
-   its list when a list is asked for)`, where the cosine comes from the
-   local embedder (one batched `embed_documents` call per question), `overlap` is the share of the
-   question's stemmed content words (`bookrag.text.bm25.tokenize`) found in the unit or its headings,
-   `heading` the share found in its own section heading, and `chunk_cosine` the retrieval's score
-   for the unit's chunk (the right section is usually ranked first). Each part of a multi-part
-   question is scored the same way on its own (its chunk's retrieval score included). A clause of a
-   question that asks two things is also searched on its own (`part_hits`): its chunks compete for
-   that clause, without their retrieval score for the whole question.
+   materials ...?"; + 0.2 when the question asks for a side, "downsides", that labels the unit, its items
+   or headings, "**Limitations**:" (`text.facets`); + 0.05 for a lead-in with its list when a list is
+   asked for)`, where the cosine comes from the local embedder (one batched `embed_documents` call per
+   question), `overlap` is the share of the question's stemmed content words (`bookrag.text.bm25.tokenize`)
+   found in the unit or its headings, `heading` the share found in its own section heading, and
+   `chunk_cosine` the retrieval's score for the unit's chunk (the right section is usually ranked first).
+   Each part of a multi-part question is scored the same way on its own (its chunk's retrieval score
+   included). A clause of a question that asks two things is also searched on its own (`part_hits`): its
+   chunks compete for that clause, without their retrieval score for the whole question.
 4. It refuses (`weak_evidence`) when the question is about something the book never mentions:
    its words are looked up in the retrieved chunks, then (at most 8 lookups, within the request's
    deadline) in the book's sparse index, which holds every stemmed term of the book. Off-book if
@@ -199,6 +198,7 @@ class ExtractiveAnswerer:
             # says which part of the page answers.
             title = hit.payload.doc_title
             section_terms = set().union(*(asked_words(h) for h in [hit.section_heading, *path[1:]] if h and h != title))
+            around = facets(" / ".join([hit.section_heading, *path[1:]]))  # the sides its headings name
             previous: Unit | None = None
             extracted = extract_units(hit.text, headings)
             for at, unit in enumerate(extracted):
@@ -227,7 +227,7 @@ class ExtractiveAnswerer:
                                                       unit.text if _heading_lead_in(unit) else ""])
                 lead = bool(shape.term) and not unit.items and defines(unit.text, shape.term)
                 units.append(_Candidate(hit, unit, text, tuple(spans), heading_terms, section_terms, follow,
-                                        block, scaffold, lead, _label(unit, hit), _sides(unit, hit)))
+                                        block, scaffold, lead, _label(unit, hit), _sides(unit, around)))
         if not units:
             return []
         w = self.calibration.semantic_weight
@@ -315,12 +315,12 @@ class _Candidate:
     sides: frozenset[str] = frozenset()
 
 
-def _sides(unit: Unit, hit: SearchHit) -> frozenset[str]:
+def _sides(unit: Unit, around: set[str]) -> frozenset[str]:
     """The facets that label a unit (`text.facets`): its item's label ("**Limitations**: May require ..."),
-    its items' labels (a lead-in), the heading over it, or its section's ("Cloud > Disadvantages > Latency")."""
+    its items' labels (a lead-in), the heading over it, or `around`, its section's ("Cloud > Disadvantages")."""
     items = unit.items if unit.items and not unit.code else (unit.text,) if unit.kind == "item" else ()
     labels = [i.split(":", 1)[0] for i in items if ":" in i[:40]]
-    return frozenset(facets(" / ".join([*labels, unit.label, hit.section_heading, *hit.payload.heading_path[1:]])))
+    return frozenset(facets(" / ".join([*labels, unit.label])) | around)
 
 
 def _own_headings(hit: SearchHit, unit: Unit) -> list[set[str]]:
