@@ -21,6 +21,7 @@ from bookrag.answering.answerers.base import SYSTEM_PROMPT
 from bookrag.config.settings import Settings, load_settings
 from bookrag.contracts.agent import REFUSAL
 from bookrag.services.container import container_for
+from tests.support.books import ingest_pages
 from tests.support.stubs import Recorded, Reply, StubServer
 from tests.support.upstreams import chat_reply
 
@@ -52,15 +53,8 @@ PROMPT_PASSAGE = "NEVER use external knowledge or make assumptions"
 
 @pytest.fixture(scope="module")
 def poisoned_book(tmp_path_factory: pytest.TempPathFactory) -> Settings:
-    from bookrag.ingestion.ingestor import Ingestor
-    from bookrag.services.container import container_for
-
-    root = tmp_path_factory.mktemp("poisoned")
-    docs = root / "docs"
-    docs.mkdir()
-    (docs / "lab-safety.md").write_text(POISONED.format(canary=CANARY))
-    settings = load_settings(qdrant_path=root / "qdrant", embedding_provider="local")
-    report = Ingestor(settings, container_for(settings).embedder, container_for(settings).store).run(docs)
+    pages = {"lab-safety.md": POISONED.format(canary=CANARY)}
+    settings, report = ingest_pages(tmp_path_factory.mktemp("poisoned"), pages)
     assert report.chunks_total == 2
     return settings
 

@@ -9,18 +9,17 @@ off-book. The section's heading names the question's subject: that is the eviden
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from bookrag.answering.agent import BookRAGAgent
 from bookrag.answering.answerers import build_answerer
 from bookrag.answering.gate import labels, weigh
-from bookrag.config.settings import Settings, load_settings
+from bookrag.config.settings import Settings
 from bookrag.contracts.agent import REFUSAL
 from bookrag.domain.models import ChunkPayload, SearchHit
 from bookrag.retrieval.retriever import SearchOptions
 from bookrag.services.container import container_for
+from tests.support.books import ingest_pages
 
 ENGINES = """---
 title: Physics Engines for Robot Simulation
@@ -87,15 +86,8 @@ noise parameters should be measured on the real sensor rather than guessed.
 
 @pytest.fixture(scope="module")
 def engines_book(tmp_path_factory: pytest.TempPathFactory) -> Settings:
-    from bookrag.ingestion.ingestor import Ingestor
-
-    root = tmp_path_factory.mktemp("engines")
-    docs = root / "docs"
-    docs.mkdir()
-    (docs / "physics-engines.md").write_text(ENGINES)
-    (docs / "sensors.md").write_text(SENSORS)
-    settings = load_settings(qdrant_path=root / "qdrant", embedding_provider="local", llm_provider="extractive")
-    report = Ingestor(settings, container_for(settings).embedder, container_for(settings).store).run(Path(docs))
+    settings, report = ingest_pages(tmp_path_factory.mktemp("engines"),
+                                    {"physics-engines.md": ENGINES, "sensors.md": SENSORS}, llm_provider="extractive")
     assert report.chunks_total > 0
     return settings
 

@@ -4,15 +4,11 @@ this one holds the retriever to adding them."""
 
 from __future__ import annotations
 
-import textwrap
-from pathlib import Path
-
 import pytest
 
-from bookrag.config.settings import load_settings
-from bookrag.ingestion.ingestor import Ingestor
 from bookrag.retrieval.retriever import Retriever, SearchOptions
 from bookrag.services.container import container_for
+from tests.support.books import ingest_pages
 
 BOOK = {
     "hosting/strengths.md": """
@@ -35,12 +31,7 @@ BOOK = {
 
 @pytest.fixture(scope="module")
 def retriever(tmp_path_factory: pytest.TempPathFactory) -> Retriever:
-    root: Path = tmp_path_factory.mktemp("facet-book")
-    for rel, text in BOOK.items():
-        (root / "docs" / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / "docs" / rel).write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
-    settings = load_settings(qdrant_path=root / "qdrant", embedding_provider="local")
-    report = Ingestor(settings, container_for(settings).embedder, container_for(settings).store).run(root / "docs")
+    settings, report = ingest_pages(tmp_path_factory.mktemp("facet-book"), BOOK)
     assert report.chunks_total >= 2 and not report.skipped
     return container_for(settings).retriever
 
