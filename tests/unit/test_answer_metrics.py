@@ -149,13 +149,27 @@ def test_code_flattened_into_prose_is_markup_and_a_code_block_is_not(book: Book)
     assert not m.flattened_code("u(t) = Kp * e(t) is the law", ["```\nu(t) = Kp * e(t)\n```"])
 
 
-def test_definition_lead() -> None:
-    assert m.definition_lead("A digital twin is a virtual replica of a physical system.", "digital twin")
-    assert m.definition_lead("Morphological computing refers to the body doing work.", "morphological computation")
-    assert m.definition_lead("CPGs are neural circuits.", "cpg")
-    assert not m.definition_lead("By the end of this chapter you will be able to build a twin.", "digital twin")
-    assert not m.definition_lead("Like infants, robots learn through random movements (motor babbling).",
-                                 "motor babbling")
+def test_definition_lead_names_the_term_as_the_subject_of_a_defining_verb() -> None:
+    assert m.definition_lead(["A digital twin is a virtual replica of a physical system."], "digital twin")
+    assert m.definition_lead(["Morphological computing refers to the body doing work."], "morphological computation")
+    assert m.definition_lead(["CPGs are neural circuits."], "cpg")
+    assert not m.definition_lead(["By the end of this chapter you will be able to build a twin."], "digital twin")
+    # "is" somewhere in the sentence is not a definition of its first noun.
+    assert not m.definition_lead(["The global costmap covers the map and the local costmap is small."], "costmap")
+    assert not m.definition_lead([], "costmap")
+
+
+def test_definition_lead_is_the_books_definition_in_the_books_words() -> None:
+    babbling = "Like human infants, robots can learn through random movements (motor babbling)."
+    zmp = "It's the point on the ground where the net moment of the ground reaction force is zero:"
+
+    assert m.definition_lead([babbling + " [1]"], "motor babbling", [babbling])
+    assert not m.definition_lead(["Robots learn about their bodies [1]."], "motor babbling", [babbling])
+    # The sentence after the first continues it ("It's ..."), so the two lead together.
+    assert m.definition_lead(["The ZMP matters for walking.", zmp.rstrip(":") + "."], "zmp", [zmp])
+    assert not m.definition_lead(["The ZMP matters for walking.", "Walking " + zmp[5:]], "zmp", [zmp])
+    assert m.definition_lead(["Open-loop control operates without feedback."], "open-loop control",
+                             ["Other words.", "**Open-loop control** operates without feedback."])
 
 
 def test_a_refusal_is_scored_as_refused_only(book: Book) -> None:

@@ -133,7 +133,8 @@ def score_case(book: Book, case: AnswerCase, response: Response, question: str |
 
     return score_answer(book, response, gold_sections(book, case), question or case.question.question,
                         label=case.label if case.shape in LABELLED else "",
-                        term=case.term if case.shape == "definition" else "")
+                        term=case.term if case.shape == "definition" else "",
+                        definitions=[g.passage for g in case.gold] if case.shape == "definition" else ())
 
 
 def run_answers(agent: BookRAGAgent, questions: Sequence[Question], *,

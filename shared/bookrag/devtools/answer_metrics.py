@@ -10,9 +10,11 @@ sentences once, at its end). Mapping a sentence to the book section it was quote
   excepted), a fence (```), a Markdown table row (`| a | b |`), or two or more lines of one fenced
   block its cited quotes hold (code flattened into prose; a one-line equation reads as prose);
 - `label_kept`: the list item's label (its words, in order) appears in the answer;
-- `definition_lead`: the first sentence holds the term (its words in order; a word may carry a plural
-  s or share its first five letters: "morphological computing" names "morphological computation") and a
-  defining verb (is, are, refers to, means, represents, denotes, describes, stands for, ...);
+- `definition_lead`: the lead quotes a definition the book gives (a gold passage: 80 % of its content words;
+  the lead is the first sentence, with the next when that one continues it: "It's the point ..."), or
+  names the term as the subject of a defining verb (its words in order, a word may carry a plural s or
+  share its first five letters: "Morphological computing refers to ..." names "morphological
+  computation"; a subject of at most 8 words; is, are, refers to, means, represents, denotes, stands for);
 - `content_words`: a text's words of three letters or more, minus stop words, a plural s dropped.
 """
 
@@ -35,8 +37,11 @@ _TABLE_LINE = re.compile(r"^\s*\|.*\|\s*$")
 _INLINE_CODE = re.compile(r"`[^`\n]+`")
 _TAG = re.compile(r"<!--|</?[A-Za-z][\w:.-]*(?:\s[^<>\n]*)?/?>")
 _TABLE_ROW = re.compile(r"\|[^|\n]+\|[^|\n]+\|")
-_DEFINING = re.compile(r"\b(?:is|are|was|were|refers? to|means?|represents?|denotes?|describes?|stands? for"
-                       r"|is called|are called|is defined as)\b", re.IGNORECASE)
+_DEFINING = re.compile(r"^(?P<subject>(?:\S+\s+){0,7}?)(?:is|are|refers? to|means|represents|denotes|stands for)\b",
+                       re.IGNORECASE)
+# A sentence that goes on about the one before it: "The ZMP is a critical concept ... It's the point ...".
+_CONTINUES = re.compile(r"^(?:it|it's|this|these|they|such)\b", re.IGNORECASE)
+_DEFINITION_SHARE = 0.8
 _STOP = frozenset({
     "the", "and", "for", "are", "was", "were", "what", "which", "who", "whom", "whose", "when", "where", "why",
     "how", "does", "did", "doing", "done", "this", "that", "these", "those", "with", "from", "into", "onto",
@@ -123,9 +128,18 @@ def _same_word(found: str, wanted: str) -> bool:
     return found in (wanted, wanted + "s") or (min(len(found), len(wanted)) >= 5 and found[:5] == wanted[:5])
 
 
-def definition_lead(first_sentence: str, term: str) -> bool:
-    named = _contains(tokens(first_sentence), tokens(term), _same_word)
-    return named and bool(_DEFINING.search(first_sentence))
+def definition_lead(sentences: Sequence[str], term: str, definitions: Sequence[str] = ()) -> bool:
+    """Whether the answer's `sentences` lead with a definition of `term` (the module docstring)."""
+    if not sentences:
+        return False
+    lead = sentences[0] + (" " + sentences[1] if len(sentences) > 1 and _CONTINUES.match(sentences[1]) else "")
+    said = content_words(lead)
+    for definition in definitions:
+        wanted = content_words(definition)
+        if wanted and len(wanted & said) >= _DEFINITION_SHARE * len(wanted):
+            return True
+    m = _DEFINING.match(sentences[0])
+    return m is not None and _contains(tokens(m.group("subject")), tokens(term), _same_word)
 
 
 def content_words(text: str) -> set[str]:

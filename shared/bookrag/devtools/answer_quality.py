@@ -71,7 +71,7 @@ def _cited_quotes(sentence: m.Sentence, sources: Sequence[Source]) -> list[str]:
 
 
 def score_answer(book: Book, response: Response, gold: Iterable[Section], question: str, *,
-                 label: str = "", term: str = "") -> Quality:
+                 label: str = "", term: str = "", definitions: Sequence[str] = ()) -> Quality:
     """Score an answer (not a refusal) against `gold`, for a question asked as `question` in full."""
     if response.is_refusal:
         return Quality()
@@ -83,14 +83,13 @@ def score_answer(book: Book, response: Response, gold: Iterable[Section], questi
                     if s is not None and s not in gold and not (m.content_words(s.topic()) & wanted))
     markup = sum(1 for s in sentences if s.prose and (
         m.has_markup(s.text) or m.flattened_code(s.text, _cited_quotes(s, response.sources))))
-    first = sentences[0].text if sentences else ""
     return Quality(
         sentences=len(sentences), unlocated=sum(1 for s in sections if s is None),
         lead_from_gold=bool(sections) and sections[0] is not None and sections[0] in gold,
         off_topic_sentences=off_topic,
         label_kept=m.label_kept(response.answer, label) if label else None,
         markup_in_prose=markup,
-        definition_lead=m.definition_lead(first, term) if term else None)
+        definition_lead=m.definition_lead([s.text for s in sentences[:2]], term, definitions) if term else None)
 
 
 def _share(values: list[bool]) -> float | None:
