@@ -9,13 +9,15 @@ chunker: each test fails on the answerer of a816281.
 - a short heading ("Materials") introduces its list, which is quoted whole under it;
 - an assessment rubric never leads, nor joins an answer the book's teaching gives;
 - a page's introduction does not lead a how-question a section of the page answers;
-- a name inside an identifier (GZ_GUI_...) is not unknown to the book."""
+- a name inside an identifier (GZ_GUI_...) is not unknown to the book;
+- a definition in apposition ("costmaps, grids in which ...") leads a "What is X?" answer, and an "is"
+  after a semicolon does not make its sentence a definition of the sentence's first noun."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from bookrag.answering.answerers.questions import defined_term
+from bookrag.answering.answerers.questions import defined_term, defines
 from tests.support.answers import answer, hits_of
 
 BALANCE = """# Balance
@@ -208,3 +210,33 @@ def test_a_name_inside_an_identifier_is_a_word_the_book_uses() -> None:
                   uses_term=lambda term: term != "gui")
 
     assert "gazebo --headless my_world.sdf" in text
+
+
+COSTMAPS = """# Navigation
+
+## Costmaps
+
+The global costmap covers the whole map and is used for long-range planning; the local costmap is a small
+rolling window around the robot, updated quickly from live sensor data. Planners do not work directly on
+the map. They use **costmaps**, grids in which every cell holds a cost from 0 to 255.
+"""
+
+DYNAMIC = """# Locomotion
+
+## Dynamic walking
+
+Dynamic walking allows the centre of mass to leave the support polygon. The key quantity is the zero moment
+point (ZMP), introduced by Miomir Vukobratovic in the late 1960s: the point on the ground where the
+horizontal moment of the ground reaction forces is zero.
+"""
+
+
+def test_a_definition_in_apposition_leads() -> None:
+    # The sample book's costmap and ZMP answers (issue 24, on 600b9fa) opened with the global costmap
+    # and with dynamic walking: only "X is a ..." counted as a definition.
+    costmap = answer("What is a costmap in Nav2?", hits_of(COSTMAPS, "nav.md"))
+    zmp = answer("What is the zero moment point?", hits_of(DYNAMIC, "walk.md"))
+
+    assert costmap.startswith("Planners do not work directly on the map. They use costmaps, grids in which"), costmap
+    assert zmp.startswith("The key quantity is the zero moment point (ZMP), introduced by"), zmp
+    assert not defines("Robots need sensors, actuators and controllers that work together.", "sensors")

@@ -165,3 +165,28 @@ def test_a_list_item_under_a_heading_that_the_sidebar_also_lists_links_to_its_se
 
     assert fragment_directive("Chapter 1: Introduction to ROS 2 Architecture", before) == ""
     assert fragment_url(URL, "Chapter 1: Introduction to ROS 2 Architecture", before) == URL
+
+
+QUOTED = """The ZMP criterion states:
+
+> As long as the ZMP stays strictly inside the support polygon, the foot will not
+> tip over its edge.
+
+- Give every link a realistic `<inertial>` block, never <b>bare</b> ones.
+"""
+
+
+def test_a_blockquote_reads_as_the_words_the_page_shows_and_inline_code_keeps_its_tags() -> None:
+    # The '>' marker stayed in the quoted statement, and `<inertial>` became "` `" (issue 24, on 600b9fa):
+    # neither is what the page shows, so a reader saw it and the fragment link matched nothing.
+    units = extract_units(QUOTED)
+    texts = [u.text for u in units]
+
+    assert texts == ["The ZMP criterion states: As long as the ZMP stays strictly inside the support polygon, "
+                     "the foot will not tip over its edge.",
+                     "Give every link a realistic `<inertial>` block, never bare ones."]
+    assert QUOTED[units[0].start:units[0].end] == QUOTED[:QUOTED.index("\n\n-")]
+    start, end = fragment_directive(QUOTED[units[0].start:units[0].end]).removeprefix("text=").split(",")
+    assert unquote(start) == "The ZMP criterion states:" and unquote(end) == "tip over its edge."
+    assert unquote(fragment_directive(QUOTED[units[1].start:units[1].end])) == \
+        "text=Give every link a realistic <inertial> block, never bare ones."

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from bookrag.text.markdown.inline import CLEAN_RULES, clean_inline
 from bookrag.text.sentence_splitter import PROSE, split_sentences
 
-__all__ = ["LIST_ITEM", "MD_HEADING", "TABLE_ROW", "TABLE_SEPARATOR", "Unit", "clean_inline", "extract_units",
-           "split_sentences"]
+__all__ = ["BLOCKQUOTE", "LIST_ITEM", "MD_HEADING", "TABLE_ROW", "TABLE_SEPARATOR", "Unit", "clean_inline",
+           "extract_units", "split_sentences"]
 
 _FENCE = re.compile(r"^\s*(```+|~~~+)")
 MD_HEADING = re.compile(r"^\s{0,3}#{1,6}\s")  # an ATX heading line
@@ -32,6 +32,7 @@ LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?")
 # Quiz options ("a) ... b) ...") and questions are the book asking, not telling.
 _OPTIONS = re.compile(r"(?:^|\s)[a-dA-D]\)\s.*\s[a-dA-D]\)\s")
 TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
+BLOCKQUOTE = re.compile(r"^\s{0,3}>\s?")  # a quote's marker: the page shows the words, not the '>'
 TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
 _RULE = re.compile(r"^\s*([-*_])(\s*\1){2,}\s*$")
 _MAX_CODE_LINES = 20  # a configuration or install block a lead-in introduces; longer is a program listing
@@ -82,7 +83,7 @@ def _sub(pattern: re.Pattern[str], text: _Mapped, group: int | None) -> _Mapped:
     for m in pattern.finditer(text.s):
         out.append(text.s[pos:m.start()])
         at.extend(text.at[pos:m.start()])
-        if group is None:
+        if group is None or m.group(group) is None:
             out.append(" ")
             at.append(text.at[m.start()] if m.start() < len(text.at) else (text.at[-1] if text.at else 0))
         else:
@@ -223,6 +224,19 @@ def extract_units(text: str, headings: set[str] | None = None) -> list[Unit]:
                                               + ((mapped.at[-1],) if sentence else ()))))
             continue
         header = []
+        quote = BLOCKQUOTE.match(raw)
+        if quote:
+            body = raw[quote.end():].strip()
+            if not body:
+                flush()
+                continue
+            if item is not None:
+                flush()
+            if not paragraph and blocks and blocks[-1][0] == "paragraph" and blocks[-1][1].s.endswith(":"):
+                paragraph = [blocks.pop()[1]]  # "The ZMP criterion states:" and the statement it quotes
+            begin = base + len(raw) - len(raw[quote.end():].lstrip())
+            paragraph.append(_Mapped(body, tuple(range(begin, begin + len(body)))))
+            continue
         bullet = LIST_ITEM.match(raw)
         if bullet:
             flush()

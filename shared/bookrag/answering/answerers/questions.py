@@ -66,7 +66,7 @@ _CONTEXT = re.compile(r"\s+(?:(?:in|on|for|with|when|within|during|that|which|wh
 _MAX_TERM_WORDS = 5
 # A definition: the term as the sentence's subject, then a defining verb.
 # Not "X is <adjective>": "Physical AI is computationally demanding ..." says how X is, not what.
-_DEFINING = re.compile(r"^(?P<subject>.{1,100}?)\s+(?:is\s+(?:an?|the|one|any|what|how|where|when|that|"
+_DEFINING = re.compile(r"^(?P<subject>[^;:]{1,100}?)\s+(?:is\s+(?:an?|the|one|any|what|how|where|when|that|"
                        r"defined|called|known)\b|are|refers?\s+to|means|"
                        r"can\s+be\s+defined\s+as|describes|denotes|represents)\s", re.IGNORECASE)
 # The question asks for code or configuration, so a code block is part of the answer.
@@ -107,15 +107,33 @@ def defined_term(question: str) -> str:
 
 def defines(sentence: str, term: str) -> bool:
     """Whether `sentence` defines `term`: the term (its head word, and at least half of its words) in
-    the subject before a defining verb ("Isaac Robot Operating System (ROS) is a collection ...")."""
+    the subject before a defining verb ("Isaac Robot Operating System (ROS) is a collection ..."), or
+    the term followed by an appositive that says what it is ("They use costmaps, grids in which ...")."""
     m = _DEFINING.match(sentence)
     if m is None:  # most sentences: no need to read the term
-        return False
+        return _appositive(sentence, term)
     wanted = tokenize(term)
     if not wanted:
         return False
     subject = set(tokenize(m.group("subject")))
-    return wanted[-1] in subject and 2 * len(subject & set(wanted)) >= len(set(wanted))
+    named = wanted[-1] in subject and 2 * len(subject & set(wanted)) >= len(set(wanted))
+    return named or _appositive(sentence, term)
+
+
+# After the term (and its acronym): a comma, or a colon after a short aside, then a noun phrase of up
+# to four words and a relative word: "costmaps, grids in which ...", "the zero moment point (ZMP),
+# introduced by ... in the late 1960s: the point on the ground where ...". No "and"/"or" in the noun
+# phrase: "sensors, actuators and controllers that ..." is a list, not an appositive.
+_APPOSITION = (r"(?:\s*\([^()]{1,40}\))?(?:,\s+|(?:,[^:;.()]{0,80})?:\s+)(?:an?\s+|the\s+)?"
+               r"(?:(?!and\b|or\b)[\w-]+\s+){1,4}?(?:in\s+which|on\s+which|that|which|where|whose|wherein)\b")
+
+
+def _appositive(sentence: str, term: str) -> bool:
+    words = term.split()
+    if not words:
+        return False
+    named = r"[\s-]+".join(re.escape(w) + r"\w*" for w in words)
+    return re.search(rf"\b{named}{_APPOSITION}", sentence, re.IGNORECASE) is not None
 
 
 @dataclass(frozen=True, slots=True)

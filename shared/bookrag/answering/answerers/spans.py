@@ -35,7 +35,7 @@ from bookrag.domain.models import SearchHit
 from bookrag.text.markdown.inline import clean_inline
 
 # The line rules the answer units were read with, so a fragment reads a quoted line the same way.
-from bookrag.text.sentences import LIST_ITEM, MD_HEADING, TABLE_ROW, TABLE_SEPARATOR
+from bookrag.text.sentences import BLOCKQUOTE, LIST_ITEM, MD_HEADING, TABLE_ROW, TABLE_SEPARATOR
 
 __all__ = ["Quote", "fragment_directive", "fragment_url", "make_quote", "quotes_for"]
 
@@ -63,7 +63,8 @@ def _segments(raw: str) -> list[str]:
             out.extend(c for c in (clean_inline(cell) for cell in line.strip().strip("|").split("|")) if c)
             continue
         # Emphasis or code marks whose pair is on another line render as nothing either.
-        cleaned = " ".join(_MARKS.sub("", clean_inline(LIST_ITEM.sub("", line, count=1))).split())
+        cleaned = " ".join(_MARKS.sub("", clean_inline(LIST_ITEM.sub("", BLOCKQUOTE.sub("", line, count=1),
+                                                                     count=1))).split())
         if cleaned:
             out.append(cleaned)
     return out

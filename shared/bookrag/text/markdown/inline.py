@@ -9,6 +9,7 @@ sentence is quoted back to the reader, so `*` and `_` inside words stay and whit
 from __future__ import annotations
 
 import re
+from functools import partial
 
 __all__ = ["CLEAN_RULES", "clean_inline", "plain_inline"]
 
@@ -18,7 +19,8 @@ _REF_LINK = re.compile(r"\[([^\[\]]*)\]\[[^\[\]]*\]")
 _SIMPLE_TAG = re.compile(r"</?[A-Za-z][^<>]*>")
 _EDGE_UNDERSCORES = re.compile(r"(?<!\w)_+(?=\w)|(?<=\w)_+(?!\w)")
 _EMPHASIS = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
-_BOUNDED_TAG = re.compile(r"</?[A-Za-z][^<>]{0,200}>")
+# A tag, unless it is inline code: "a realistic `<inertial>` block" shows the tag it names.
+_BOUNDED_TAG = re.compile(r"(`[^`\n]+`)|</?[A-Za-z][^<>]{0,200}>")
 
 
 def plain_inline(text: str) -> str:
@@ -31,15 +33,21 @@ def plain_inline(text: str) -> str:
     return _EDGE_UNDERSCORES.sub("", text)
 
 
-# `clean_inline`'s rules, in order: (pattern, group kept; None: replaced by one space). The extractive
-# answerer applies the same rules while keeping offsets into the raw text (`text.sentences`).
+# `clean_inline`'s rules, in order: (pattern, group kept; None, or a group that did not take part in the
+# match: replaced by one space). The extractive answerer applies the same rules while keeping offsets
+# into the raw text (`text.sentences`).
 CLEAN_RULES: tuple[tuple[re.Pattern[str], int | None], ...] = (
-    (_IMAGE, 1), (_LINK, 1), (_BOUNDED_TAG, None), (_EMPHASIS, 2),
+    (_IMAGE, 1), (_LINK, 1), (_BOUNDED_TAG, 1), (_EMPHASIS, 2),
 )
+
+
+def _kept(match: re.Match[str], group: int | None) -> str:
+    kept = match.group(group) if group is not None else None
+    return " " if kept is None else kept
 
 
 def clean_inline(text: str) -> str:
     """Links and images as their text, tags as a space, `**strong**` unwrapped, whitespace collapsed."""
     for pattern, group in CLEAN_RULES:
-        text = pattern.sub(" " if group is None else rf"\{group}", text)
+        text = pattern.sub(partial(_kept, group=group), text)
     return " ".join(text.split())
