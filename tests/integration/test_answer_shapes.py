@@ -164,3 +164,16 @@ def test_the_extractive_answerer_chooses_from_more_chunks_than_a_model_is_shown(
     sources = next(e.sources for e in agent.events("How do robots move and sense the world?") if e.kind == "sources")
 
     assert len({(s.source_file, s.section) for s in sources}) == 6
+
+
+def test_a_page_introduction_that_defines_is_in_the_answerers_context(book_env: Any) -> None:
+    # "What is physical AI?": three chunks of the introduction's sections outrank its opening, which
+    # holds the definition; with a page capped at 3 of the 8 chunks, the definition never reached the
+    # answerer (issue 24, on 803fac0). A question that is not "What is X?" keeps the cap.
+    response = ask("What is physical AI?")
+    balance = container_for(book_env).agent
+    sources = next(e.sources for e in balance.events("How does a humanoid robot keep its balance while walking?")
+                   if e.kind == "sources")
+
+    assert response.answer.startswith("Physical AI is the branch of AI concerned with systems"), response.answer
+    assert sum(s.source_file == "module-4-humanoids/locomotion.md" for s in sources) <= 3

@@ -54,6 +54,7 @@ from bookrag.answering.answerers.base import (
     is_refusal_text,
 )
 from bookrag.answering.answerers.grounding import Grounder, ground
+from bookrag.answering.answerers.questions import defined_term
 from bookrag.answering.answerers.spans import quotes_for
 from bookrag.answering.citations import Ledger, verify_citations
 from bookrag.answering.context import book_context
@@ -67,7 +68,7 @@ from bookrag.domain.deadline import Deadline
 from bookrag.domain.models import SearchHit
 from bookrag.domain.query import POLICIES, has_visible_character, normalize_query
 from bookrag.observability import logger, record_grounding
-from bookrag.retrieval.retriever import Retriever, SearchOptions, default_threshold
+from bookrag.retrieval.retriever import DIVERSITY_MAX_PER_FILE, Retriever, SearchOptions, default_threshold
 
 if TYPE_CHECKING:
     from bookrag.config.settings import Settings
@@ -144,7 +145,12 @@ class BookRAGAgent:
         ledger = Ledger()
 
         def retrieve(text: str) -> list[SearchHit]:
-            return ledger.record(book_context(self.retriever, text, top_k=self._context_size)[1])
+            # "What is X?": the page about X may fill half the context. Its sections outrank its opening,
+            # which holds the definition ("What is physical AI?": the 4th of the page's chunks).
+            per_file = DIVERSITY_MAX_PER_FILE
+            if defined_term(text):
+                per_file = max(per_file, self._context_size // 2)
+            return ledger.record(book_context(self.retriever, text, top_k=self._context_size, per_file=per_file)[1])
 
         extra: dict[str, object] = {}
         if conversation is None:

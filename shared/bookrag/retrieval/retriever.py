@@ -85,6 +85,7 @@ class SearchOptions:
     rerank: bool | None = None  # None: rerank when COHERE_RERANK_MODEL is set
     order: Order = "rank"
     fusion: Fusion | None = None  # None: DEFAULT_FUSION
+    per_file: int = DIVERSITY_MAX_PER_FILE  # with diversity on, a file fills at most this many results
 
 
 def lexical_coverage(query: str, hits: list[StoredHit]) -> list[StoredHit]:
@@ -155,7 +156,7 @@ class Retriever:
             kept = rerank(reranker, query, kept)
         t2 = time.perf_counter()
         cap = self.settings.diversity_max_per_section if opts.diversify else 0
-        chosen = diversify(kept, opts.top_k, cap, DIVERSITY_MAX_PER_FILE if cap else 0)
+        chosen = diversify(kept, opts.top_k, cap, opts.per_file if cap else 0)
         if opts.order == "score":
             chosen.sort(key=lambda h: h.cosine, reverse=True)
         scores = monotone_scores([h.cosine for h in chosen])
