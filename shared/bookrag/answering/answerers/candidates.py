@@ -1,0 +1,176 @@
+"""The statements an extractive answer may quote (`candidates`): every unit of the retrieved chunks
+(`text.sentences`), with what scoring and composition need to know of it: the text it is scored and
+quoted as (a lead-in with its items; "It runs ..." with the sentence before it), its raw spans, the
+sentence that continues it, its list or code block as shown, whether it is course scaffolding or
+defines the question's term, the label an item is shown with, and the sides (`text.facets`) its
+labels and headings name. A lead-in whose list fell into the next chunk, the cut-off tail of a
+sentence at a chunk's start, a repeat from chunk overlap and a bare item of under five words are
+not statements."""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from dataclasses import dataclass
+
+from bookrag.answering.answerers.questions import QuestionShape, asked_words, defines
+from bookrag.answering.answerers.scaffolding import is_scaffolding
+from bookrag.domain.models import SearchHit
+from bookrag.text.bm25 import tokenize
+from bookrag.text.facets import facets, without_facet_words
+from bookrag.text.sentences import Unit, extract_units
+
+__all__ = ["Candidate", "candidates", "own_headings"]
+
+# "This chapter introduces ..." points at the book, not at the sentence before it.
+_ANAPHOR = re.compile(r"^(It|Its|This|That|These|Those|They|Their|Such|Both|Each of them)\b"
+                      r"(?!\s+(?:chapter|section|module|lesson|lab|book|page|course|part)\b)")
+_MAX_LIST_CHARS = 700
+_NUMBERING = re.compile(r"^\s*(?:\d+(?:\.\d+)*\.?|[A-Z]\.)\s+")  # a heading's section number
+_MIN_ITEM_WORDS = 5
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    hit: SearchHit
+    unit: Unit
+    text: str
+    spans: tuple[tuple[int, int], ...]
+    heading_terms: set[str]
+    section_terms: set[str]
+    follow: Unit | None = None
+    block: str = ""
+    scaffold: bool = False
+    defines: bool = False
+    label: str = ""
+    sides: frozenset[str] = frozenset()
+
+
+def candidates(hits: list[SearchHit], shape: QuestionShape) -> list[Candidate]:
+    """Every unit of `hits` that is a statement, in the hits' order (see the module docstring)."""
+    units: list[Candidate] = []
+    seen: set[str] = set()
+    for hit in hits:
+        path = list(hit.payload.heading_path)
+        headings = {hit.section_heading, hit.payload.doc_title, *path}
+        heading_terms = set().union(*(asked_words(h) for h in headings if h))
+        # A page's own title matches every question about the page: only a section's heading
+        # says which part of the page answers.
+        title = hit.payload.doc_title
+        section_terms = set().union(*(asked_words(h) for h in [hit.section_heading, *path[1:]] if h and h != title))
+        around = facets(" / ".join([hit.section_heading, *path[1:]]))  # the sides its headings name
+        previous: Unit | None = None
+        extracted = extract_units(hit.text, headings)
+        for at, unit in enumerate(extracted):
+            follow = _follow(hit.text, unit, extracted[at + 1] if at + 1 < len(extracted) else None)
+            text = _quoted(unit)
+            spans = [(unit.start, unit.end)]
+            block = _block(hit.text, unit) if unit.items else ""
+            if unit.code and not shape.wants_code and not _commentary(unit):
+                # Code only for a question that asks for code: its lead-in says what the code does.
+                text, block = unit.text[:-1].rstrip() + ".", ""
+                spans = [(unit.start, hit.text.rfind(":", unit.start, unit.item_spans[0][0]) + 1)]
+            if unit.kind == "sentence" and previous is not None and _ANAPHOR.match(unit.text):
+                text = f"{previous.text} {text}"  # "It runs ..." needs the sentence that says what "it" is
+                spans.insert(0, (previous.start, previous.end))
+            previous = unit if unit.kind == "sentence" and not unit.items else None
+            key = " ".join(text.lower().split())
+            if (unit.text.endswith(":") and not unit.items) or key in seen:
+                continue  # a lead-in whose list fell into the next chunk; a repeat from chunk overlap
+            if unit.start <= 1 and unit.text[:1].islower():
+                continue  # the tail of a sentence cut at the chunk's start ("goals. Under the hood ...")
+            if unit.kind == "item" and len(unit.text.split()) < _MIN_ITEM_WORDS:
+                continue  # "Isaac ROS Visual SLAM." informs only as part of its list
+            seen.add(key)
+            # The heading over a unit inside the chunk counts too ("Assessment Criteria" over its bullets).
+            scaffold = is_scaffolding(unit.text, [hit.section_heading, *path[1:], unit.label,
+                                                  unit.text if _heading_lead_in(unit) else ""])
+            lead = bool(shape.term) and not unit.items and defines(unit.text, shape.term)
+            units.append(Candidate(hit, unit, text, tuple(spans), heading_terms, section_terms, follow,
+                                   block, scaffold, lead, _label(unit, hit), _sides(unit, around)))
+    return units
+
+
+def _sides(unit: Unit, around: set[str]) -> frozenset[str]:
+    """The facets that label a unit (`text.facets`): its item's label ("**Limitations**: May require ..."),
+    its items' labels (a lead-in), the heading over it, or `around`, its section's ("Cloud > Disadvantages")."""
+    items = unit.items if unit.items and not unit.code else (unit.text,) if unit.kind == "item" else ()
+    labels = [i.split(":", 1)[0] for i in items if ":" in i[:40]]
+    return frozenset(facets(" / ".join([*labels, unit.label])) | around)
+
+
+def own_headings(hit: SearchHit, unit: Unit) -> list[set[str]]:
+    """The words of each heading a unit sits under, without numbering: the heading over it inside the
+    chunk, else its section's (not the page title, which every question about the page names). A
+    lead-in that reads as its list's heading ("Actions are appropriate when:") still sits under its
+    section's heading ("When to Use Actions"): both count."""
+    own = [unit.label] if unit.label else [unit.text, hit.section_heading] if _heading_lead_in(unit) \
+        else [hit.section_heading]
+    words = [asked_words(_NUMBERING.sub("", h)) for h in own if h and h != hit.payload.doc_title]
+    return [w for w in words if w]
+
+
+def _heading_lead_in(unit: Unit) -> bool:
+    """A list's lead-in that is its heading ("Materials:"), not a sentence."""
+    return bool(unit.items) and unit.text.endswith(":") and len(unit.text.split()) <= 6
+
+
+def _follow(text: str, unit: Unit, nxt: Unit | None) -> Unit | None:
+    """`nxt` when it is the sentence after `unit` in the same paragraph."""
+    if nxt is None or unit.kind != "sentence" or unit.items or nxt.kind != "sentence" or nxt.items:
+        return None
+    return None if "\n\n" in text[unit.end:nxt.start] else nxt
+
+
+def _label(unit: Unit, hit: SearchHit) -> str:
+    """What an item is about, when its text does not say: the heading above it in the chunk, else its section's
+    (not the page title); a table row names itself. A list under a verdict's heading: whose side (`_whose`).
+    Shown with the unit, not scored: the heading's words already count."""
+    if unit.kind != "item":
+        return _whose(unit, hit) if _heading_lead_in(unit) else ""
+    label = unit.label or (
+        hit.section_heading if hit.section_heading != hit.payload.doc_title else "")
+    label = _NUMBERING.sub("", label).rstrip(": ")  # "1.3 The Embodied Cognition Hypothesis"
+    return "" if set(tokenize(label)) <= set(tokenize(unit.text)) else label
+
+
+def _whose(unit: Unit, hit: SearchHit) -> str:
+    """Whose side a list under a verdict's heading gives ("Challenges", or "Disadvantages" over "Latency"):
+    the heading above it, "Hybrid Approach — Challenges:", "Cloud Deployment — Disadvantages — Latency:"."""
+    path = [_NUMBERING.sub("", h) for h in hit.payload.heading_path[1:]]
+    if len(path) < 2 or path[-1] != unit.text.rstrip(":").strip():
+        return ""
+    for j in (len(path) - 1, len(path) - 2):
+        if j >= 1 and facets(path[j]) and not tokenize(without_facet_words(path[j])):
+            return " — ".join(path[j - 1:len(path) - 1])
+    return ""
+
+
+def _quoted(unit: Unit) -> str:
+    """The unit as it is scored (and quoted, but for an item's label): a lead-in carries its items."""
+    if not unit.items:
+        return unit.text
+    items = [i.rstrip(".") for i in unit.items]
+    full = f"{unit.text} {'; '.join(items)}."
+    if len(full) <= _MAX_LIST_CHARS:
+        return full
+    heads = [re.split(r"\s+[—–-]\s+|:\s", i, maxsplit=1)[0] for i in items]
+    return f"{unit.text} {'; '.join(heads)}."
+
+
+def _commentary(unit: Unit) -> bool:
+    """A code block of comments only ("# Traditional approach: 10-20 FPS on CPU") is prose set as code."""
+    return all(item.startswith(("#", "//")) for item in unit.items)
+
+
+def _block(text: str, unit: Unit) -> str:
+    """How a lead-in's items are shown: a code block fenced as in the book, with its indentation; a list
+    one item per line (Markdown: the widget renders it)."""
+    if not unit.code:
+        return "\n".join(f"- {item}" for item in unit.items)
+    first = text.rfind("\n", 0, unit.item_spans[0][0]) + 1
+    opener = text[:first].rstrip("\n").rsplit("\n", 1)[-1].strip()
+    fence = opener if opener.startswith(("```", "~~~")) else "```"
+    body = textwrap.dedent(text[first:unit.item_spans[-1][1]])
+    closing = re.match(r"`+|~+", fence)
+    return f"{fence}\n{body}\n{closing.group() if closing else '```'}"
