@@ -78,3 +78,24 @@ def test_a_refused_turn_does_not_make_the_next_question_refused(ask: Any) -> Non
     follow_up = ask("Which Ubuntu version does it need?", (installed, refused))
     assert follow_up.standalone_question == "Which Ubuntu version does ROS 2 Humble need?"
     assert not follow_up.is_refusal and "22.04" in follow_up.answer
+
+
+def test_a_selection_is_answered_from_its_section_unless_the_question_reaches_beyond_it(ask: Any,
+                                                                                       book_env: Any) -> None:
+    # Textbook-2's set C (issue 24, on 39e8891): "Which of these should I use for a humanoid with lots of
+    # contacts?" about a list of physics engines ended with another page's "Proper simulation of
+    # robot-robot and human-robot contacts": the answerer had the book at large beside the passage.
+    agent = container_for(book_env).agent
+
+    def retrieved(question: str) -> set[tuple[str, str]]:
+        events = agent.events(question, Conversation((), STEP_SIZE))
+        return {(s.source_file, s.section) for e in events if e.kind == "sources" for s in e.sources}
+
+    simply = ask("Why does this matter for feet?", selection=STEP_SIZE)
+
+    assert not simply.is_refusal
+    assert {(s.source_file, s.section) for s in simply.sources} == {
+        ("module-2-simulation/gazebo.md", "Step size and real-time factor")}, simply.answer
+    assert retrieved("Why does this matter for feet?") == {("module-2-simulation/gazebo.md",
+                                                             "Step size and real-time factor")}
+    assert len(retrieved("Where else does the book talk about the step size?")) > 1

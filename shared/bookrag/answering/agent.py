@@ -61,7 +61,7 @@ from bookrag.answering.context import book_context
 from bookrag.answering.deobfuscation import LeakGuard, secret_values
 from bookrag.answering.gate import vouched
 from bookrag.answering.rewriters import OfflineRewriter, Rewriter
-from bookrag.answering.selection import about_selection, match_selection, selection_hits, with_selection
+from bookrag.answering.selection import Section, about_selection, in_section, passage_context, with_selection
 from bookrag.contracts.agent import MESSAGES, REFUSAL, Quote, Response, Source
 from bookrag.domain.conversation import Conversation
 from bookrag.domain.deadline import Deadline
@@ -144,19 +144,23 @@ class BookRAGAgent:
         deadline = Deadline(AGENT_DEADLINE_S)
         ledger = Ledger()
 
+        within: Section | None = None  # a question about a selected passage: the answerer stays in its section
+
         def retrieve(text: str) -> list[SearchHit]:
             # "What is X?": the page about X may fill half the context. Its sections outrank its opening,
             # which holds the definition ("What is physical AI?": the 4th of the page's chunks).
             per_file = DIVERSITY_MAX_PER_FILE
             if defined_term(text):
                 per_file = max(per_file, self._context_size // 2)
-            return ledger.record(book_context(self.retriever, text, top_k=self._context_size, per_file=per_file)[1])
+            hits = book_context(self.retriever, text, top_k=self._context_size, per_file=per_file)[1]
+            return ledger.record([h for h in hits if within is None or in_section(h, within)])
 
         extra: dict[str, object] = {}
         if conversation is None:
             standalone, asked, hits = question, question, retrieve(question)
         else:
-            standalone, asked, hits, extra = self._converse(question, conversation, deadline, ledger, retrieve)
+            standalone, asked, hits, extra, within = self._converse(question, conversation, deadline, ledger,
+                                                                    retrieve)
         nearest: list[SearchHit] = []
         if not hits:  # nothing clears the threshold: the gate weighs the nearest chunks' headings and labels
             nearest = self._nearest(standalone)
@@ -271,11 +275,13 @@ class BookRAGAgent:
 
     def _converse(self, question: str, conversation: Conversation, deadline: Deadline, ledger: Ledger,
                   retrieve: Callable[[str], list[SearchHit]]
-                  ) -> tuple[str, str, list[SearchHit], dict[str, object]]:
-        """(standalone question, question as put to the answerer, hits, the response's conversation fields).
+                  ) -> tuple[str, str, list[SearchHit], dict[str, object], Section | None]:
+        """(standalone question, question as put to the answerer, hits, the response's conversation fields,
+        the section the answer stays in).
 
         With a selection, the question is about the passage: the earlier turns count only when it refers
-        back to them ("... what you said before?"; `about_selection`)."""
+        back to them ("... what you said before?"; `about_selection`), and the answer comes from the
+        passage's section unless the question reaches beyond it ("Where else ...?"; `reaches_beyond`)."""
         standalone = question
         selection = conversation.selection
         if conversation.history and selection is not None:
@@ -285,22 +291,16 @@ class BookRAGAgent:
             if standalone != question and self.leaks(standalone):  # it is returned to the caller
                 standalone = OfflineRewriter().standalone(question, conversation.history, deadline)
         in_book: bool | None = None
+        within: Section | None = None
         asked = standalone
         if selection is None:
             hits = retrieve(standalone)
         else:
-            match = match_selection(self.retriever, selection)
-            in_book = match is not None
-            search_text = f"{standalone} {selection.text}"
-            hits = retrieve(search_text) if match is None else []
-            if match is not None:  # the passage and its neighbours first, then the book at large
-                scoped = ledger.record(selection_hits(self.retriever, match, search_text))
-                ids = {h.chunk_id for h in scoped}
-                hits = [*scoped, *[h for h in retrieve(standalone) if h.chunk_id not in ids]]
+            hits, in_book, within = passage_context(self.retriever, selection, standalone, retrieve, ledger.record)
             asked = with_selection(standalone, selection)
         extra: dict[str, object] = {"standalone_question": standalone if conversation.history else None,
                                     "selection_in_book": in_book}
-        return standalone, asked, hits, extra
+        return standalone, asked, hits, extra, within
 
     def _check(self, draft: Draft, ledger: Ledger, *, final: bool = True) -> Response:
         """The draft checked (leaks, grounding, citations) as the `Response`; `final`: the answer's last

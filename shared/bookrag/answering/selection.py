@@ -1,8 +1,10 @@
 """A selection is user input. It counts as the book's text only where it matches an indexed
 chunk (`match_selection`): words compared after Unicode folding (quotes, dashes, case, markup and
 spacing do not matter), with `difflib` allowing small copy/paste differences. A matched selection
-anchors retrieval on its chunk and that chunk's neighbours in the same file; an unmatched one is only
-more words of the question: it is never a source, so it can never be cited as the book.
+anchors retrieval on its chunk and the rest of its section, and the answer stays there unless the
+question reaches beyond the passage ("Where else does the book use this?": then its file's other chunks
+and the book at large follow); an unmatched one is only more words of the question: it is never a
+source, so it can never be cited as the book.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import difflib
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from bookrag.answering.conversation import answered, earlier_subject
@@ -83,14 +85,59 @@ SCOPED_RESULTS = 6
 MAX_SELECTION_HITS = 8
 
 
-def selection_hits(retriever: Retriever, match: SelectionMatch, search_text: str) -> list[SearchHit]:
-    """The passage's chunk, then its neighbours and the rest of its file as ranked for the question."""
+Section = tuple[str, tuple[str, ...]]  # a page and the heading path of one of its sections
+
+
+def in_section(hit: SearchHit, section: Section) -> bool:
+    return (hit.source_file, tuple(hit.payload.heading_path)) == section
+
+
+Hits = list[SearchHit]
+
+
+def passage_context(retriever: Retriever, selection: Selection, question: str, retrieve: Callable[[str], Hits],
+                    record: Callable[[Hits], Hits]) -> tuple[Hits, bool, Section | None]:
+    """(the hits to answer from, whether the passage is the book's text, the section the answer stays
+    in). The book's passage: its chunk and section first (`record`ed as retrieved), then, for a question
+    that reaches beyond it, the book at large (`retrieve`); otherwise only its section, so another topic
+    never slips in. A passage that is not the book's text: the question and the passage, searched."""
+    match = match_selection(retriever, selection)
+    search_text = f"{question} {selection.text}"
+    if match is None:
+        return retrieve(search_text), False, None
+    beyond = reaches_beyond(question)
+    scoped = record(selection_hits(retriever, match, search_text, beyond))
+    if not beyond:
+        return scoped, True, (match.hit.source_file, tuple(match.hit.payload.heading_path))
+    ids = {h.chunk_id for h in scoped}
+    return [*scoped, *[h for h in retrieve(question) if h.chunk_id not in ids]], True, None
+
+
+def selection_hits(retriever: Retriever, match: SelectionMatch, search_text: str,
+                   beyond: bool = True) -> list[SearchHit]:
+    """The passage's chunk, then its neighbours and the rest of its file as ranked for the question;
+    not `beyond` its section: the passage's chunk and the rest of its section only."""
     anchor = match.hit
     scoped = retriever.search(search_text, SearchOptions(
         top_k=SCOPED_RESULTS, min_score=0.0, filters=Filters(source_file=anchor.source_file), diversify=False)).hits
+    if not beyond:
+        scoped = [h for h in scoped if in_section(h, (anchor.source_file, tuple(anchor.payload.heading_path)))]
     near = [h for h in scoped if h.chunk_id != anchor.chunk_id and abs(h.chunk_index - anchor.chunk_index) <= 1]
     rest = [h for h in scoped if h.chunk_id != anchor.chunk_id and h not in near]
     return [anchor, *near, *rest][:MAX_SELECTION_HITS]
+
+
+# "Where else does the book use this?", "How does this compare to ...?": a question about a passage that
+# asks beyond it. Any other ("Explain this more simply", "Why does this matter?") is answered from the
+# passage and its section: another section's sentence is another topic.
+_BEYOND = re.compile(r"\b(?:where\s+else|elsewhere|else\s+in\s+the\s+book|other\s+(?:places?|chapters?|sections?|"
+                     r"examples?|parts?)|compare[sd]?|comparison|relate[sd]?|relation|related|connect(?:s|ed)?|"
+                     r"differ(?:s|ent|ence)?|versus|vs\.?|alternatives?|instead)\b", re.IGNORECASE)
+
+
+def reaches_beyond(question: str) -> bool:
+    """Whether a question about a selected passage asks about more than the passage's section."""
+    return _BEYOND.search(question) is not None
 
 
 def with_selection(question: str, selection: Selection) -> str:
