@@ -11,7 +11,8 @@ chunker: each test fails on the answerer of a816281.
 - a page's introduction does not lead a how-question a section of the page answers;
 - a name inside an identifier (GZ_GUI_...) is not unknown to the book;
 - a definition in apposition ("costmaps, grids in which ...") leads a "What is X?" answer, and an "is"
-  after a semicolon does not make its sentence a definition of the sentence's first noun."""
+  after a semicolon does not make its sentence a definition of the sentence's first noun;
+- a page that never says a name the question gives ("Isaac") does not lead, though it shares the rest."""
 
 from __future__ import annotations
 
@@ -240,3 +241,28 @@ def test_a_definition_in_apposition_leads() -> None:
     assert costmap.startswith("Planners do not work directly on the map. They use costmaps, grids in which"), costmap
     assert zmp.startswith("The key quantity is the zero moment point (ZMP), introduced by"), zmp
     assert not defines("Robots need sensors, actuators and controllers that work together.", "sensors")
+
+
+ROS_INSTALL = """# ROS 2 Basics
+
+## Installation
+
+The recommended approach is installing ROS 2 via packages: set up the sources, then install the packages.
+"""
+
+ISAAC_INSTALL = """# Isaac ROS
+
+## Installation methods
+
+Docker is the recommended way to get Isaac ROS running: pull the isaac-ros-dev image and start it.
+"""
+
+
+def test_a_page_that_never_says_a_name_of_the_question_does_not_lead() -> None:
+    # Set C's "What is the recommended way to install Isaac ROS?" (issue 24, on 39e8891) opened with ROS 2's
+    # own installation, ranked first; the Isaac ROS page answered second.
+    hits = [*hits_of(ROS_INSTALL, "ros2/basics.md", 0.6), *hits_of(ISAAC_INSTALL, "isaac/ros.md", 0.55)]
+
+    text = answer("What is the recommended way to install Isaac ROS?", hits)
+
+    assert text.startswith("Docker is the recommended way to get Isaac ROS running"), text

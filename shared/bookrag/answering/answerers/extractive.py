@@ -66,6 +66,7 @@ _NAMED_HEADING_BONUS = 0.2  # the question names every word of the unit's own se
 _LIST_BONUS = 0.05  # a lead-in with its list, for a question that asks for a list
 _TYPE_BONUS = 0.1  # the unit's own heading is the kind asked for by name ("What materials ...?", "Materials")
 _FACET_BONUS = 0.2  # the question asks for a side ("downsides") that labels the unit ("**Limitations**:")
+_UNNAMED_PENALTY = 0.1  # the unit's page never says a name the question gives ("Isaac" of "Isaac ROS")
 _MIN_PART_TERMS = 3  # a clause with fewer content words is not searched on its own
 _PART_TOP_K = 3  # chunks kept per searched clause
 _MIN_PART_BUDGET_S = 2.0  # the request's deadline must leave this much for a clause's search
@@ -180,6 +181,11 @@ class ExtractiveAnswerer:
         shape = QuestionShape.of(question)
         kind = asked_words(shape.kind)
         units = candidates([*hits, *part_hits], shape)
+        names = set(named_terms(question))
+        said: dict[str, set[str]] = {}  # per page: the words of its retrieved chunks and their headings
+        for hit in [*hits, *part_hits]:
+            said.setdefault(hit.source_file, set()).update(
+                tokenize(" ".join([hit.text, hit.citation_label, *hit.payload.heading_path])))
         if not units:
             return []
         w = self.calibration.semantic_weight
@@ -204,6 +210,10 @@ class ExtractiveAnswerer:
                               + _TYPE_BONUS * typed)
             # The retrieval's own judgement of the chunk: the right section is usually ranked first.
             value = values[0] + (0.0 if cand.hit.chunk_id in by_part else _CHUNK_WEIGHT * cand.hit.score)
+            if not names <= said[cand.hit.source_file]:
+                # "the recommended way to install Isaac ROS": a page that never says "Isaac" (ROS 2's own
+                # installation) is not about it. A page, not a chunk: its sections need not repeat "ROS".
+                value -= _UNNAMED_PENALTY
             if shape.wants_list and cand.unit.items:
                 value += _LIST_BONUS
             overlap0 = len(wanted[0] & terms) / len(wanted[0]) if wanted[0] else 0.0
