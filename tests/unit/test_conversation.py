@@ -28,6 +28,8 @@ GAZEBO = [Turn("Which Gazebo physics engine is the most accurate?")]
     ("What is a Kalman filter used for in robotics?", "Kalman filter"),
     ("What are the hardware requirements for running Isaac Sim?", "Isaac Sim"),  # generic words: the name
     ("What platform is Isaac Sim built on?", "Isaac Sim"),  # an irregular participle ends it
+    # "blocks" here is what the pattern does, not part of its name (set C, on cad4e3b)
+    ("Which ROS 2 communication pattern blocks the caller until it gets an answer?", "ROS 2 communication pattern"),
 ])
 def test_subject_of_a_question(question: str, subject: str) -> None:
     assert subject_of(question) == subject
@@ -217,6 +219,11 @@ def test_a_refused_turn_is_not_the_conversation_s_subject() -> None:
     ("Which ROS 2 pattern should I use for long-running tasks that report progress?",
      "Characteristics of Actions — Feedback: the server reports progress [1].",
      "How do I write a server for them in Python?", "How do I write a server for ROS 2 pattern in Python?"),
+    # A number alone names nothing: "2" of "ROS 2" is not the way the answer recommends (set C, on cad4e3b).
+    ("What is the recommended way to install Isaac ROS?",
+     "ROS 2 can be installed via packages or source [1]. Docker Installation (Recommended): [2]\n\n```bash\n"
+     "# Pull Isaac ROS Docker image\ndocker pull nvcr.io/nvidia/isaac-ros-dev:latest\n```",
+     "Which image do I pull for that?", "Which image do I pull for Docker recommended way?"),
     # A plural kind, named more closely by the answer.
     ("Which simulators focus on accurate modeling of physical interactions?",
      "Physics-based simulators focus on accurate modeling of physical interactions: [1]\n\n- Examples: Gazebo, MuJoCo.",

@@ -50,7 +50,8 @@ _VERBS = frozenset("""drop dropped generate generates follow follows ask asks in
 run runs take takes produce produces export exports support supports handle handles recommend recommends
 cause causes affect affects provide provides create creates build builds install installs learn learns
 organise organised organize organized describe describes cover covers demonstrate demonstrates publish
-publishes connect connects detect detects compute computes control controls move moves""".split())  # noqa: SIM905
+publishes connect connects detect detects compute computes control controls move moves block blocks wait waits
+return returns send sends receive receives""".split())  # noqa: SIM905
 # Participles without "-ed" ("What platform is Isaac Sim built on?"): a subject ends before them too.
 _PARTICIPLES = frozenset("""built made written known based done given taken shown meant held kept found set put
 sent drawn grown chosen run""".split())  # noqa: SIM905
@@ -260,7 +261,8 @@ def answer_focus(question: str, answer: str) -> str:
             continue  # a lead-in ("ROS 2 Integration Patterns:") introduces the pick, it is not one
         label = _LABEL.match(item)
         names = [label.group("label")] if label else []
-        names += [t.text for i, t in enumerate(item_toks) if _named(t, i == 0)]
+        # A number alone names nothing ("2" of "ROS 2 can be installed ...").
+        names += [t.text for i, t in enumerate(item_toks) if _named(t, i == 0) and not t.text.isdigit()]
         # Not a label made of the question's own words ("ROS 2 Integration Patterns" for a ROS 2 question).
         name = next((n for n in names if not asked & {t.low for t in _tokens(n)}
                      and not _is_function_word(n.lower())), "")

@@ -17,10 +17,11 @@ How it decides (deterministic, no network beyond the configured embedder and sto
    materials ...?"; + 0.2 when the question asks for a side, "downsides", that labels the unit, its items
    or headings, "**Limitations**:" (`text.facets`); + 0.05 for a lead-in with its list when a list is
    asked for; - 0.1 when the unit's page, as far as it was retrieved, never says a name the question
-   gives: "Isaac" of "Isaac ROS")`, where the cosine comes from the local embedder (one batched `embed_documents` call per
-   question), `overlap` is the share of the question's stemmed content words (`bookrag.text.bm25.tokenize`)
-   found in the unit or its headings, `heading` the share found in its own section heading, and
-   `chunk_cosine` the retrieval's score for the unit's chunk (the right section is usually ranked first).
+   gives: "Isaac" of "Isaac ROS")`, where the cosine comes from the local embedder (one batched
+   `embed_documents` call per question), `overlap` is the share of the question's stemmed content words
+   (`bookrag.text.bm25.tokenize`) found in the unit or its headings, `heading` the share found in its
+   own section heading, and `chunk_cosine` the retrieval's score for the unit's chunk (the right section
+   is usually ranked first).
    Each part of a multi-part question is scored the same way on its own (its chunk's retrieval score
    included). A clause of a question that asks two things is also searched on its own (`part_hits`): its
    chunks compete for that clause, without their retrieval score for the whole question.
