@@ -143,3 +143,29 @@ def test_a_heading_phrased_as_the_question_leads() -> None:
     text = answer("When is a ROS 2 action the right tool?", hits_of(ACTIONS, "actions.md"))
 
     assert text.startswith("Actions are appropriate when:")
+
+
+COMPONENTS = """# Digital twins
+
+## Key components
+
+A comprehensive robotics digital twin typically includes a physical model, sensor simulation and actuator
+simulation of the robot.
+"""
+
+EVOLUTION = """# History of simulation
+
+## Evolution of digital twin concepts
+
+Twins grew out of earlier ideas: hardware-in-the-loop simulation and software-in-the-loop simulation.
+"""
+
+
+def test_a_multi_part_answer_follows_the_question_s_order() -> None:
+    # Textbook-2's "What goes into a robotics digital twin, and what earlier ideas did it grow out of?"
+    # (issue 24, on d6bc91b) answered the earlier ideas first: they scored best for the whole question.
+    hits = [*hits_of(EVOLUTION, "history.md", 0.6), *hits_of(COMPONENTS, "twin.md", 0.6)]
+
+    text = answer("What goes into a robotics digital twin, and what earlier ideas did it grow out of?", hits)
+
+    assert text.index("A comprehensive robotics digital twin") < text.index("grew out of earlier ideas"), text

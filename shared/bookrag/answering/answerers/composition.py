@@ -16,7 +16,8 @@
    are skipped, at most 4 units. The lead unit keeps the next sentence of its paragraph when that
    sentence names its section's subject (a word of the section's own heading the answer lacks:
    "... duplicates hundreds of lines." + "Xacro (XML macros) adds ..."). The answer lists the lead
-   section first, then the others, each in the book's order, with the citation marker of its chunk
+   section first, then the others (a multi-part question's sections in the order of the parts they
+   answer), each in the book's order, with the citation marker of its chunk
    after every unit, and `Draft.spans` carrying each unit's raw span for the span citations
    (`answerers.spans`).
 3. Issue 24's shapes: course scaffolding (`answerers.scaffolding`) never leads unless the question asks
@@ -189,7 +190,22 @@ def choose(scored: list[Scored], question: str, cal: Calibration) -> list[Scored
             continue
         add(candidate)
     chosen[0] = _continued(best, chosen)
-    return chosen
+    return _in_question_order(chosen, len(shape.parts))
+
+
+def _in_question_order(chosen: list[Scored], parts: int) -> list[Scored]:
+    """A multi-part question's sections in the order of the parts they answer ("What goes into a digital
+    twin, and what earlier ideas did it grow out of?": what goes into it first). A section answers the
+    part its best statement answers best, against the best of the chosen for that part: a part's scores
+    are not comparable with another's ("it" in the second part matches nothing). Otherwise (and among
+    sections of one part) as chosen."""
+    if parts < 2 or any(len(c.part_scores) < parts for c in chosen):
+        return chosen
+    tops = [max(c.part_scores[k] for c in chosen) or 1.0 for k in range(parts)]
+    part_of: dict[tuple[str, str], int] = {}
+    for c in chosen:  # in decreasing importance: a section's first statement is its best
+        part_of.setdefault(_section(c), max(range(parts), key=lambda k: c.part_scores[k] / tops[k]))
+    return sorted(chosen, key=lambda c: part_of[_section(c)])
 
 
 def _fuller(best: Scored, scored: list[Scored]) -> Scored:
