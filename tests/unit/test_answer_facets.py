@@ -136,3 +136,29 @@ def test_my_own_is_the_books_custom() -> None:
     text = answer("How do I declare my own message type?",
                   [*hits_of(STANDARD, "standard.md", 0.62), *hits_of(CUSTOM, "custom.md", 0.6)])
     assert text.startswith("Custom messages are declared"), text
+
+
+SIMULATOR = """# The simulator
+
+## Key features
+
+- **Physics engine**: Based on a physics library, offering several backends with accurate contact simulation.
+- **Sensor simulation**: Cameras, LIDAR and IMUs with realistic noise on the simulated robot.
+
+## Architecture overview
+
+The simulator has a modular architecture consisting of:
+
+- **Server**: Core simulation engine that handles physics, sensors and plugins.
+- **Client**: User interface for visualization and interaction with the simulated world.
+"""
+
+
+def test_made_of_is_the_books_consisting_of() -> None:
+    # Textbook-2's "What is Gazebo Harmonic made of, ...?" (issue 24, on d1c8a97) opened with its Key
+    # Features: nothing told the reader's "made of" from the book's "consisting of".
+    assert facets("What is the simulator made of?") == facets("a modular architecture consisting of:") == {"~parts"}
+
+    text = answer("What is the simulator made of?", hits_of(SIMULATOR, "sim.md"))
+
+    assert text.startswith("The simulator has a modular architecture consisting of:"), text

@@ -2,7 +2,7 @@
 "Cons", "Benefits", "Limitations", "Challenges", while a reader asks for its "downsides" or "drawbacks",
 or what makes it "hard". Each side is one facet, so a question's "downsides" meets a heading's
 "Disadvantages". Also a reader's "my own" for the book's "custom" ("How do I define my own service type?"
-and "Custom Service Types").
+and "Custom Service Types"), and "made of" for "consisting of".
 
 Only these closed word sets, matched as whole words before stemming: their stems are too loose to
 match on ("limitations" and "limits" share `limit`; "weaknesses" and "weak" share `weak`)."""
@@ -20,6 +20,10 @@ _FACETS: dict[str, tuple[str, ...]] = {
     "hard": ("challenge", "difficulty", "difficulties", "difficult", "hard", "tricky"),
     # Not "its own" or "their own": "on its own premises" is not custom-made.
     "custom": ("custom", "customised", "customized", "my own", "your own", "our own"),
+    # What a thing is made of: the reader's "made of" is the book's "consisting of". Not "components": a
+    # heading's word ("Required Components" of a lab), where the facet's bonus would lift any list.
+    "parts": ("made of", "made up of", "make up", "makes up", "consists of", "consisting of", "consist of",
+              "composed of", "comprises", "comprising"),
 }
 _WORD = {facet: re.compile(r"\b(?:" + "|".join(
     w if w.endswith(("s", "d")) or " " in w else rf"{w}(?:s|es)?" for w in words) + r")\b", re.IGNORECASE)
