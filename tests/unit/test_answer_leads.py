@@ -12,13 +12,17 @@ chunker: each test fails on the answerer of a816281.
 - a name inside an identifier (GZ_GUI_...) is not unknown to the book;
 - a definition in apposition ("costmaps, grids in which ...") leads a "What is X?" answer, and an "is"
   after a semicolon does not make its sentence a definition of the sentence's first noun;
-- a page that never says a name the question gives ("Isaac") does not lead, though it shares the rest."""
+- a page that never says a name the question gives ("Isaac") does not lead, though it shares the rest;
+- "What does the book say about X?" is about X: the book and its saying are not words it must know."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
+
 from bookrag.answering.answerers.questions import defined_term, defines
+from bookrag.answering.gate import asked_about
 from tests.support.answers import answer, hits_of
 
 BALANCE = """# Balance
@@ -266,3 +270,27 @@ def test_a_page_that_never_says_a_name_of_the_question_does_not_lead() -> None:
     text = answer("What is the recommended way to install Isaac ROS?", hits)
 
     assert text.startswith("Docker is the recommended way to get Isaac ROS running"), text
+
+
+POWER = """# Hardware
+
+## Power requirements
+
+- **Battery capacity**: Calculate it from the maximum current draw and the required runtime.
+- **Voltage regulation**: Multiple rails (5V, 12V, 24V) for the different components.
+"""
+
+
+def test_talk_of_the_book_is_not_what_the_question_is_about() -> None:
+    # Textbook-2's "What does the book say about powering the robot?" (issue 24, on dfadba8) was refused:
+    # the book never says "book" or "say", two of its four words, so it read as off-book.
+    def book_words(term: str) -> bool:
+        return term not in {"book", "say", "textbook", "quantum"}
+
+    text = answer("What does the book say about powering the robot?", hits_of(POWER, "hw.md"), book_words)
+
+    assert "Battery capacity" in text, text
+    assert asked_about("According to the textbook, what does the book say about X?").split() == \
+        [",", "what", "does", "about", "X?"]
+    with pytest.raises(AssertionError):  # a word the book never uses still makes the question off-book
+        answer("What does the book say about quantum robots?", hits_of(POWER, "hw.md"), book_words)

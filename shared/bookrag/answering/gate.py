@@ -39,7 +39,8 @@ from dataclasses import dataclass
 from bookrag.domain.models import SearchHit
 from bookrag.text.bm25 import tokenize
 
-__all__ = ["LABEL_WEIGHT", "RERANK_MIN", "Evidence", "excuses", "labels", "lift", "names_section", "vouched", "weigh"]
+__all__ = ["LABEL_WEIGHT", "RERANK_MIN", "Evidence", "asked_about", "excuses", "labels", "lift", "names_section",
+           "vouched", "weigh"]
 
 LABEL_WEIGHT = 0.3
 RERANK_MIN = 0.5
@@ -75,9 +76,21 @@ def labels(hit: SearchHit) -> set[str]:
     return set(tokenize(" ".join([*own, *(c for c in cells if not _RULE.match(c))])))
 
 
+# "What does the book say about powering the robot?": the book and its saying are how the reader asks,
+# not what about; the book never says "book" of itself, so they read as words it does not know.
+_BOOK_TALK = re.compile(r"\b(?:(?:the|this|your)\s+(?:book|textbook)(?:\s+(?:says?|said|mentions?|covers?|"
+                        r"discuss(?:es)?|talks?|tells?))?|according\s+to\s+the\s+(?:book|textbook))\b",
+                        re.IGNORECASE)
+
+
+def asked_about(question: str) -> str:
+    """`question` without its talk of the book ("What does the book say about X?" -> "What does about X?")."""
+    return _BOOK_TALK.sub(" ", question)
+
+
 def weigh(question: str, hits: Sequence[SearchHit], reranked: bool = False) -> list[Evidence]:
     """Each hit's evidence, in the hits' order. `reranked`: their `rank_score` is a reranker's relevance."""
-    words = list(dict.fromkeys(tokenize(question)))
+    words = list(dict.fromkeys(tokenize(asked_about(question))))
     out = []
     for hit in hits:
         carried = labels(hit)

@@ -49,7 +49,7 @@ from bookrag.answering.answerers.base import Draft, Retrieve, run_within
 from bookrag.answering.answerers.candidates import Candidate, candidates, own_headings
 from bookrag.answering.answerers.composition import CALIBRATION, Calibration, Scored, choose, compose
 from bookrag.answering.answerers.questions import QuestionShape, Unknown, asked_words, named_terms
-from bookrag.answering.gate import excuses, lift
+from bookrag.answering.gate import asked_about, excuses, lift
 from bookrag.contracts.agent import REFUSAL
 from bookrag.domain.deadline import Deadline
 from bookrag.domain.models import SearchHit
@@ -151,7 +151,7 @@ class ExtractiveAnswerer:
             # parts of an identifier or a hyphenated word are words the book uses.
             joined = " ".join(t for t in found if "_" in t or "-" in t)
             evidence.update(tokenize(re.sub(r"[-_]", " ", joined)) if joined else ())
-        words = list(dict.fromkeys(tokenize(question)))
+        words = list(dict.fromkeys(tokenize(asked_about(question))))
         names = set(named_terms(question))
         # Named terms first: one of them unknown settles it, and lookups are capped.
         absent = sorted((t for t in words if t not in evidence), key=lambda t: t not in names)
