@@ -294,3 +294,33 @@ def test_talk_of_the_book_is_not_what_the_question_is_about() -> None:
         [",", "what", "does", "about", "X?"]
     with pytest.raises(AssertionError):  # a word the book never uses still makes the question off-book
         answer("What does the book say about quantum robots?", hits_of(POWER, "hw.md"), book_words)
+
+
+WALKING = """# Bipedal locomotion and balance
+
+Walking on two legs looks effortless for people, yet a walking humanoid robot must keep its balance at every step.
+
+## The zero moment point
+
+A walking robot keeps its balance as long as the zero moment point stays inside the support polygon of its feet.
+"""
+
+KNEES = """# Kinematics
+
+## Singularities
+
+Humanoid robot walking controllers usually keep the knees slightly bent so that the leg Jacobian stays
+well-conditioned.
+"""
+
+
+def test_neither_another_page_off_the_question_nor_the_page_introduction_joins() -> None:
+    # The demo's "How does a humanoid robot keep its balance while walking?" (issue 24, on 5755794) went on
+    # with a knee-Jacobian aside from the kinematics page's "Singularities" and the locomotion page's
+    # opening, "Walking on two legs looks effortless ...": neither says how balance is kept.
+    hits = [*hits_of(WALKING, "walk.md", 0.6), *hits_of(KNEES, "kin.md", 0.6)]
+
+    text = answer("How does a humanoid robot keep its balance while walking?", hits)
+
+    assert text.startswith("A walking robot keeps its balance as long as the zero moment point"), text
+    assert "knees" not in text and "effortless" not in text, text

@@ -181,12 +181,21 @@ def choose(scored: list[Scored], question: str, cal: Calibration) -> list[Scored
             break
         if candidate.score < cal.min_keep or (candidate.score < floor and len(chosen) >= cal.min_units):
             break
+        named = bool(_headed(candidate) & asked)
         if _section(candidate) not in sections and (candidate.score < _OTHER_SECTION_RATIO * top_score
-                                                   or (candidate.unit.items and not shape.wants_list
-                                                       and not asked_words(candidate.hit.section_heading) & asked)):
+                                                   or (candidate.unit.items and not shape.wants_list and not named)
+                                                   or (candidate.hit.source_file != best.hit.source_file
+                                                       and not named)):
             # Off the focus: another section's statement that merely scores well enough, or its whole list
             # under a heading the question does not name ("Common Issues and Solutions" sharing only
-            # "blocking" with "Which pattern blocks the caller?"; not "Materials" for "What materials ...?").
+            # "blocking" with "Which pattern blocks the caller?"; not "Materials" for "What materials ...?"),
+            # or another page's statement under such a heading (the demo's balance answer quoted
+            # "Singularities": "Humanoid walking controllers usually keep the knees slightly bent ...").
+            continue
+        if (not candidate.section_terms and best.section_terms
+                and candidate.hit.source_file == best.hit.source_file):
+            # The page's introduction motivates ("Walking on two legs looks effortless ..."); a titled
+            # section of the page answers (as for the lead: `_past_the_introduction`).
             continue
         add(candidate)
     chosen[0] = _continued(best, chosen)
@@ -206,6 +215,13 @@ def _in_question_order(chosen: list[Scored], parts: int) -> list[Scored]:
     for c in chosen:  # in decreasing importance: a section's first statement is its best
         part_of.setdefault(_section(c), max(range(parts), key=lambda k: c.part_scores[k] / tops[k]))
     return sorted(chosen, key=lambda c: part_of[_section(c)])
+
+
+def _headed(s: Scored) -> set[str]:
+    """The words of what a statement sits under: its section's heading, the heading over it inside the
+    chunk, and its own label ("**Nonlinear Filters:** Extended Kalman Filter, ...")."""
+    own = s.unit.text.split(":", 1)[0] if ":" in s.unit.text[:40] else ""
+    return asked_words(s.hit.section_heading) | asked_words(s.unit.label) | asked_words(own)
 
 
 def _fuller(best: Scored, scored: list[Scored]) -> Scored:
