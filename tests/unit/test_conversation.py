@@ -224,6 +224,11 @@ def test_a_refused_turn_is_not_the_conversation_s_subject() -> None:
      "ROS 2 can be installed via packages or source [1]. Docker Installation (Recommended): [2]\n\n```bash\n"
      "# Pull Isaac ROS Docker image\ndocker pull nvcr.io/nvidia/isaac-ros-dev:latest\n```",
      "Which image do I pull for that?", "Which image do I pull for Docker recommended way?"),
+    # A name of several words is picked whole: "Data Distribution Service", not "Data" (set C, on 5755794).
+    ("What middleware standard does ROS 2 communicate through?",
+     "ROS 2 uses a distributed architecture based on the Data Distribution Service (DDS) standard [1].",
+     "What does it take care of for ROS 2?",
+     "What does Data Distribution Service middleware standard take care of for ROS 2?"),
     # A plural kind, named more closely by the answer.
     ("Which simulators focus on accurate modeling of physical interactions?",
      "Physics-based simulators focus on accurate modeling of physical interactions: [1]\n\n- Examples: Gazebo, MuJoCo.",

@@ -261,8 +261,7 @@ def answer_focus(question: str, answer: str) -> str:
             continue  # a lead-in ("ROS 2 Integration Patterns:") introduces the pick, it is not one
         label = _LABEL.match(item)
         names = [label.group("label")] if label else []
-        # A number alone names nothing ("2" of "ROS 2 can be installed ...").
-        names += [t.text for i, t in enumerate(item_toks) if _named(t, i == 0) and not t.text.isdigit()]
+        names += _name_runs(item, item_toks, asked)
         # Not a label made of the question's own words ("ROS 2 Integration Patterns" for a ROS 2 question).
         name = next((n for n in names if not asked & {t.low for t in _tokens(n)}
                      and not _is_function_word(n.lower())), "")
@@ -270,6 +269,21 @@ def answer_focus(question: str, answer: str) -> str:
             best, best_score = name, score
     named_kind = question[kind[0].start:kind[-1].end]  # "Bullet physics engine": the kind keeps it findable
     return f"{best} {named_kind}" if best and not best.lower().endswith(kind[-1].low) else best
+
+
+def _name_runs(text: str, toks: list[_Tok], asked: set[str]) -> list[str]:
+    """The names of `text`, adjacent named words together ("Data Distribution Service", not "Data"), the
+    question's own words left out ("Docker" of "Pull Isaac ROS Docker image" for an Isaac ROS question).
+    A number alone names nothing ("2" of "ROS 2 can be installed ...")."""
+    runs: list[list[_Tok]] = []
+    for i, tok in enumerate(toks):
+        if not _named(tok, i == 0) or tok.low in asked:
+            continue
+        if runs and runs[-1][-1] is toks[i - 1] and not text[toks[i - 1].end:tok.start].strip():
+            runs[-1].append(tok)
+        else:
+            runs.append([tok])
+    return [text[run[0].start:run[-1].end] for run in runs if not (len(run) == 1 and run[0].text.isdigit())]
 
 
 def _opening_pick(answer: str, kind: list[_Tok], asked: set[str]) -> str:
