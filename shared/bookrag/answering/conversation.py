@@ -21,88 +21,39 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from bookrag.answering.answerers.base import is_refusal_text
+from bookrag.answering.question_words import (
+    DEMONSTRATIVES,
+    GENERIC,
+    POSSESSIVES,
+    QUESTION_WORDS,
+    STOP,
+    SUBJECT_PRONOUNS,
+    VERBS,
+    Tok,
+    is_function_word,
+    is_named,
+    is_participle,
+    tokens,
+)
 from bookrag.domain.conversation import Turn
 
 # --- offline follow-up resolution -----------------------------------------------------------------
 
-_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9+#._'-]*[A-Za-z0-9+#]|[A-Za-z0-9]")
-_QUESTION = frozenset("""what which how why when where who whom whose does do did is are was were can could
-should would will shall may might must has have had tell explain describe give list show""".split())  # noqa: SIM905 (a word list reads better as prose)
-_STOP = frozenset("""a an the of in on at to for from by with about as and or but if then than so such
-into onto over under between through during before after above below up down out off again further
-there here all any both each few more most other some no nor not only own same too very just also
-i me my we our you your us s t don doesn isn aren also be been being am get gets got make makes made
-use used using uses work works working between vs versus instead else compared compare""".split())  # noqa: SIM905 (a word list reads better as prose)
-# Words a follow-up uses without naming its subject: "What are the downsides?", "Give an example".
-_GENERIC = frozenset("""downside downsides drawback drawbacks advantage advantages disadvantage disadvantages
-benefit benefits limitation limitations example examples difference differences purpose role step steps
-requirement requirements problem problems issue issues part parts feature features type types kind kinds
-version versions detail details alternative alternatives cost costs way ways reason reasons pros cons
-better worse best worst faster slower main key important need needed recommended help helps good bad
-simply simpler more detail mean means meaning happen happens matter matters much many often one ones
-else another thing things work""".split())  # noqa: SIM905 (a word list reads better as prose)
-# Verbs that questions put right after their subject ("Why did ROS 2 drop ...", "Isaac Sim generate ..."):
-# a subject's run of words ends before them.
-_VERBS = frozenset("""drop dropped generate generates follow follows ask asks include includes require requires
-run runs take takes produce produces export exports support supports handle handles recommend recommends
-cause causes affect affects provide provides create creates build builds install installs learn learns
-organise organised organize organized describe describes cover covers demonstrate demonstrates publish
-publishes connect connects detect detects compute computes control controls move moves block blocks wait waits
-return returns send sends receive receives""".split())  # noqa: SIM905
-# Participles without "-ed" ("What platform is Isaac Sim built on?"): a subject ends before them too.
-_PARTICIPLES = frozenset("""built made written known based done given taken shown meant held kept found set put
-sent drawn grown chosen run""".split())  # noqa: SIM905
 # "What is/are X?": the definition question's subject is X as a whole ("week 5 of the capstone project",
 # "actions in ROS 2"), up to a participle or verb ("What is a Kalman filter used for?").
 _DEFINITION = re.compile(r"^\s*(?:what|who)\s+(?:is|are|was|were)\s+(?:(?:an?|the)\s+)?(?P<rest>.+?)\s*[?.!]*\s*$",
                          re.IGNORECASE)
 _MAX_DEFINED_TOKENS = 8
-_SUBJECT_PRONOUNS = frozenset({"it", "they", "them", "he", "she", "him", "her"})
-_POSSESSIVES = frozenset({"its", "their", "his"})
 # "And for nonlinear systems?": a phrase opening with one of these narrows the earlier question; it is
 # not a new subject.
 _QUALIFIERS = frozenset({"for", "in", "on", "at", "with", "without", "during", "under", "over", "inside", "outside",
                          "within", "across", "after", "before", "near", "beyond"})
 # "which one", "use one": "one" stands for the earlier subject ("one of them", "no one" do not).
 _ONE_AFTER = frozenset({"which", "the", "that", "this", "use", "pick", "choose", "need", "want", "buy", "get"})
-_DEMONSTRATIVES = frozenset({"this", "that", "these", "those"})
 _SWITCH = re.compile(r"^\s*(?:and\s+)?(?:what|how)\s+about\s+(.+?)\s*[?.!]*\s*$|^\s*and\s+(.+?)\s*\?+\s*$",
                      re.IGNORECASE)
-
-
-@dataclass(frozen=True, slots=True)
-class _Tok:
-    text: str
-    start: int
-    end: int
-
-    @property
-    def low(self) -> str:
-        return self.text.lower()
-
-
-def _tokens(text: str) -> list[_Tok]:
-    return [_Tok(m.group(), m.start(), m.end()) for m in _TOKEN.finditer(text)]
-
-
-def _is_function_word(low: str) -> bool:
-    return (low in _STOP or low in _QUESTION or low in _SUBJECT_PRONOUNS or low in _POSSESSIVES
-            or low in _DEMONSTRATIVES)
-
-
-def _named(tok: _Tok, first: bool) -> bool:
-    """A name or term: an acronym, a token with a digit, a capitalised word not opening the sentence."""
-    t = tok.text
-    return (any(c.isdigit() for c in t) or (len(t) > 1 and sum(c.isupper() for c in t) > 1)
-            or (t[0].isupper() and not first))
-
-
-def _participle(tok: _Tok) -> bool:
-    """"obtained", "built": a subject ends before it (a capitalised one is part of a name)."""
-    return (tok.low.endswith("ed") or tok.low in _PARTICIPLES) and not _named(tok, False)
 
 
 def _defined(question: str) -> str:
@@ -112,18 +63,18 @@ def _defined(question: str) -> str:
     if not match:
         return ""
     rest = match.group("rest")
-    toks = _tokens(rest)
-    kept: list[_Tok] = []
+    toks = tokens(rest)
+    kept: list[Tok] = []
     for i, tok in enumerate(toks):
-        verb = tok.low in _VERBS and i < len(toks) - 1  # "model predictive control?": a noun at the end
+        verb = tok.low in VERBS and i < len(toks) - 1  # "model predictive control?": a noun at the end
         clause = bool(kept) and "," in rest[kept[-1].end:tok.start]
-        if tok.low in _QUESTION or verb or _participle(tok) or clause:
+        if tok.low in QUESTION_WORDS or verb or is_participle(tok) or clause:
             break
         kept.append(tok)
-    while kept and _is_function_word(kept[-1].low):
+    while kept and is_function_word(kept[-1].low):
         kept.pop()  # "week 5 of the capstone project about"
-    if not kept or len(kept) > _MAX_DEFINED_TOKENS or _is_function_word(kept[0].low) \
-            or any(t.low in _GENERIC for t in kept):
+    if not kept or len(kept) > _MAX_DEFINED_TOKENS or is_function_word(kept[0].low) \
+            or any(t.low in GENERIC for t in kept):
         return ""  # "system requirements for running Gazebo": its subject (Gazebo) is found the usual way
     return rest[kept[0].start:kept[-1].end]
 
@@ -134,11 +85,11 @@ def subject_of(question: str) -> str:
     defined = _defined(question)
     if defined:
         return defined
-    toks = _tokens(question)
-    runs: list[list[tuple[int, _Tok]]] = []
-    current: list[tuple[int, _Tok]] = []
+    toks = tokens(question)
+    runs: list[list[tuple[int, Tok]]] = []
+    current: list[tuple[int, Tok]] = []
     for i, tok in enumerate(toks):
-        if _is_function_word(tok.low) or (tok.low in (_GENERIC | _VERBS) and not _named(tok, i == 0)):
+        if is_function_word(tok.low) or (tok.low in (GENERIC | VERBS) and not is_named(tok, i == 0)):
             if current:
                 runs.append(current)
             current = []
@@ -148,18 +99,18 @@ def subject_of(question: str) -> str:
         runs.append(current)
     if not runs:
         return ""
-    best = max(runs, key=lambda run: (any(_named(t, i == 0) for i, t in run), len(run), -run[0][0]))
-    named = [n for n, (i, t) in enumerate(best) if _named(t, i == 0)]
+    best = max(runs, key=lambda run: (any(is_named(t, i == 0) for i, t in run), len(run), -run[0][0]))
+    named = [n for n, (i, t) in enumerate(best) if is_named(t, i == 0)]
     if named:  # "install ROS 2 Humble": the verb before the name is not the subject
         best = best[named[0]:]
-    while len(best) > 1 and _participle(best[-1][1]):
+    while len(best) > 1 and is_participle(best[-1][1]):
         best = best[:-1]  # "LQR controller obtained", "Isaac Sim built": nor is a participle after it
     return question[best[0][1].start:best[-1][1].end]
 
 
-def _own_content(toks: list[_Tok]) -> list[_Tok]:
+def _own_content(toks: list[Tok]) -> list[Tok]:
     return [t for i, t in enumerate(toks)
-            if not _is_function_word(t.low) and (t.low not in _GENERIC or _named(t, i == 0))]
+            if not is_function_word(t.low) and (t.low not in GENERIC or is_named(t, i == 0))]
 
 
 def earlier_subject(history: Sequence[Turn]) -> tuple[str, str, str]:
@@ -216,37 +167,37 @@ def answer_focus(question: str, answer: str) -> str:
     if not answer or _is_refusal(answer):
         return ""
     named_lead = _LEAD_NAME.match(_MARKERS.sub("", answer))
-    toks = _tokens(question)
+    toks = tokens(question)
     asked = {t.low for t in toks}
     if named_lead and (_PICKING.match(question) or _CALLED.search(question)) \
-            and not asked & {t.low for t in _tokens(named_lead.group("name"))}:
+            and not asked & {t.low for t in tokens(named_lead.group("name"))}:
         return named_lead.group("name")  # "What neural circuits ...?" -> "CPGs are neural circuits ..."
     if not _PICKING.match(question):
         return ""
-    at = next((i for i, t in enumerate(toks) if not _is_function_word(t.low)), len(toks))
-    kind: list[_Tok] = []
+    at = next((i for i, t in enumerate(toks) if not is_function_word(t.low)), len(toks))
+    kind: list[Tok] = []
     for tok in toks[at:]:
-        if _is_function_word(tok.low) or (tok.low in _VERBS and kind):
+        if is_function_word(tok.low) or (tok.low in VERBS and kind):
             break  # "Which control method": the word after "which" is the kind, though "control" may be a verb
         kind.append(tok)
-    if any(_named(t, False) for t in kind):
+    if any(is_named(t, False) for t in kind):
         # "Which ROS 2 pattern ...": the name places the kind; the pick is what the answer opens with.
         return _opening_pick(answer, kind, asked)
     kind = kind[:_MAX_KIND_WORDS]
     plural = next((i for i, t in enumerate(kind) if _plural(t.low)), None)
     kind = kind if plural is None else kind[:plural + 1]  # "Which simulators focus on ...": not "focus"
-    if not kind or any(_named(t, False) for t in kind):
+    if not kind or any(is_named(t, False) for t in kind):
         return ""
     if _plural(kind[-1].low):
         # "Which simulators ...?" gets a kind, not one pick; the answer may name the kind more closely:
         # "Physics-based simulators focus on ..." ("they" next means those).
         closer = re.match(r"^((?:[\w-]+\s+){1,2}" + re.escape(kind[-1].text) + r")\b", _MARKERS.sub("", answer),
                           re.IGNORECASE)
-        return closer.group(1) if closer and not _is_function_word(closer.group(1).split()[0].lower()) else ""
+        return closer.group(1) if closer and not is_function_word(closer.group(1).split()[0].lower()) else ""
     subject = subject_of(question)
     at = question.find(subject)
     if _COPULA.search(question[:max(at, 0)]) and any(
-            _named(t, i == 0) for i, t in enumerate(toks) if at <= t.start < at + len(subject)):
+            is_named(t, i == 0) for i, t in enumerate(toks) if at <= t.start < at + len(subject)):
         # "What platform is Isaac Sim built on?": "it" next is still Isaac Sim. Not a name that only picks
         # or places ("Which engine does Gazebo recommend ...", "... for AI processing"): "its name" next is
         # the engine's.
@@ -255,7 +206,7 @@ def answer_focus(question: str, answer: str) -> str:
     wanted = {_stem(t.low) for t in _own_content(toks) if _stem(t.low) not in taken}
     best, best_score = "", 0
     for item in _ITEM_SPLIT.split(_MARKERS.sub("", answer)):
-        item_toks = _tokens(item)
+        item_toks = tokens(item)
         score = len(wanted & {_stem(t.low) for t in item_toks})
         if score <= best_score or item.rstrip().endswith(":"):
             continue  # a lead-in ("ROS 2 Integration Patterns:") introduces the pick, it is not one
@@ -263,21 +214,21 @@ def answer_focus(question: str, answer: str) -> str:
         names = [label.group("label")] if label else []
         names += _name_runs(item, item_toks, asked)
         # Not a label made of the question's own words ("ROS 2 Integration Patterns" for a ROS 2 question).
-        name = next((n for n in names if not asked & {t.low for t in _tokens(n)}
-                     and not _is_function_word(n.lower())), "")
+        name = next((n for n in names if not asked & {t.low for t in tokens(n)}
+                     and not is_function_word(n.lower())), "")
         if name:
             best, best_score = name, score
     named_kind = question[kind[0].start:kind[-1].end]  # "Bullet physics engine": the kind keeps it findable
     return f"{best} {named_kind}" if best and not best.lower().endswith(kind[-1].low) else best
 
 
-def _name_runs(text: str, toks: list[_Tok], asked: set[str]) -> list[str]:
+def _name_runs(text: str, toks: list[Tok], asked: set[str]) -> list[str]:
     """The names of `text`, adjacent named words together ("Data Distribution Service", not "Data"), the
     question's own words left out ("Docker" of "Pull Isaac ROS Docker image" for an Isaac ROS question).
     A number alone names nothing ("2" of "ROS 2 can be installed ...")."""
-    runs: list[list[_Tok]] = []
+    runs: list[list[Tok]] = []
     for i, tok in enumerate(toks):
-        if not _named(tok, i == 0) or tok.low in asked:
+        if not is_named(tok, i == 0) or tok.low in asked:
             continue
         if runs and runs[-1][-1] is toks[i - 1] and not text[toks[i - 1].end:tok.start].strip():
             runs[-1].append(tok)
@@ -286,15 +237,15 @@ def _name_runs(text: str, toks: list[_Tok], asked: set[str]) -> list[str]:
     return [text[run[0].start:run[-1].end] for run in runs if not (len(run) == 1 and run[0].text.isdigit())]
 
 
-def _opening_pick(answer: str, kind: list[_Tok], asked: set[str]) -> str:
+def _opening_pick(answer: str, kind: list[Tok], asked: set[str]) -> str:
     """What the answer opens with when its first sentence calls it the kind asked for ("Actions in ROS 2
     provide a communication pattern ..." for "Which ROS 2 pattern ...?"); never the question's own words."""
-    kind = kind[:next((i for i, t in enumerate(kind) if not _named(t, False)), len(kind)) + _MAX_KIND_WORDS]
+    kind = kind[:next((i for i, t in enumerate(kind) if not is_named(t, False)), len(kind)) + _MAX_KIND_WORDS]
     first = _ITEM_SPLIT.split(_MARKERS.sub("", answer).strip(), maxsplit=1)[0]
-    toks = _tokens(first)
-    n = next((i for i, t in enumerate(toks) if _is_function_word(t.low) or t.low in _VERBS or t.low in asked),
+    toks = tokens(first)
+    n = next((i for i, t in enumerate(toks) if is_function_word(t.low) or t.low in VERBS or t.low in asked),
              len(toks))
-    if not kind or _named(kind[-1], False) or not 0 < n <= _MAX_KIND_WORDS or not toks[0].text[0].isupper() \
+    if not kind or is_named(kind[-1], False) or not 0 < n <= _MAX_KIND_WORDS or not toks[0].text[0].isupper() \
             or _stem(kind[-1].low) not in {_stem(t.low) for t in toks[n:]}:
         return ""  # "ROS 2 communication pattern", not "... pattern blocks": the kind ends at its noun
     return first[toks[0].start:toks[n - 1].end]
@@ -317,7 +268,7 @@ def _substitute(question: str, subject: str, focus: str = "") -> str | None:
     `subject`; None when it has none. With a `focus` (the entity the earlier answer picked), a singular
     pronoun means it ("What are its downsides?"); "one" and plural ones still mean the kind ("Which one
     is faster?")."""
-    toks = _tokens(question)
+    toks = tokens(question)
     pieces: list[str] = []
     last = 0
     substituted = False
@@ -328,12 +279,12 @@ def _substitute(question: str, subject: str, focus: str = "") -> str | None:
         prev = toks[i - 1] if i else None
         replacement = None
         referent = subject if (tok.low in _PLURAL and not plural_focus) or not focus else focus
-        if tok.low in _POSSESSIVES:
+        if tok.low in POSSESSIVES:
             replacement = f"{referent}'s"
-        elif tok.low in _SUBJECT_PRONOUNS:
+        elif tok.low in SUBJECT_PRONOUNS:
             replacement = referent
-        elif tok.low in _DEMONSTRATIVES and (prev is None or _is_function_word(prev.low)) and (
-                nxt is None or _is_function_word(nxt.low) or question[tok.end:nxt.start].strip()):
+        elif tok.low in DEMONSTRATIVES and (prev is None or is_function_word(prev.low)) and (
+                nxt is None or is_function_word(nxt.low) or question[tok.end:nxt.start].strip()):
             replacement = referent  # "this", "that" standing alone (not "this engine", not "that publishes")
         elif tok.low in ("one", "ones") and prev is not None and (prev.low in _ONE_AFTER or (
                 nxt is None and prev.low not in ("no", "any", "every", "some", "each"))):
@@ -355,11 +306,11 @@ def resolve_follow_up(question: str, history: Sequence[Turn]) -> str:
     continued = False
     if switch:
         new = (switch.group(1) or switch.group(2) or "").strip()
-        new_toks = _tokens(new)
-        whole = bool(new_toks) and new_toks[0].low in _QUESTION  # "And which engine does Isaac Sim use?"
+        new_toks = tokens(new)
+        whole = bool(new_toks) and new_toks[0].low in QUESTION_WORDS  # "And which engine does Isaac Sim use?"
         if whole and switch.group(2):
             question, continued = new[0].upper() + new[1:] + "?", True
-        elif _own_content(new_toks) and not any(t.low in _SUBJECT_PRONOUNS | _POSSESSIVES for t in new_toks):
+        elif _own_content(new_toks) and not any(t.low in SUBJECT_PRONOUNS | POSSESSIVES for t in new_toks):
             if new_toks[0].low in _QUALIFIERS:
                 return f"{_ends(earlier)} {new}?"  # "... used for in robotics for nonlinear systems?"
             replaced = earlier.replace(subject, new, 1)
@@ -367,22 +318,22 @@ def resolve_follow_up(question: str, history: Sequence[Turn]) -> str:
     substituted = _substitute(question, subject, focus)
     if substituted is not None:
         return substituted
-    toks = _tokens(question)
+    toks = tokens(question)
     last_asked = turns[-1].searched
     if any(t.low == "other" and i and toks[i - 1].low in ("the", "each") for i, t in enumerate(toks)):
         # "Can I convert one into the other?": the two are the earlier question's, whole
         return f"{_ends(question)} ({_ends(last_asked)})?"
-    if continued and not any(_named(t, i == 0) for i, t in enumerate(toks)):
+    if continued and not any(is_named(t, i == 0) for i, t in enumerate(toks)):
         return f"{_ends(question)} ({focus or subject})?"  # "And how high does the ceiling need to be?"
     own = _own_content(toks)
     if not own:
-        content = [t for t in toks if t.low not in _QUESTION and t.low not in _STOP]
+        content = [t for t in toks if t.low not in QUESTION_WORDS and t.low not in STOP]
         if not content:  # "Why?", "How so?": the whole earlier question is the subject
             return f"{_ends(question)} ({_ends(last_asked)})?"
         return f"{_ends(question)} ({focus or subject})?"
-    determiner = any(t.low in _DEMONSTRATIVES and (i == 0 or _is_function_word(toks[i - 1].low))
+    determiner = any(t.low in DEMONSTRATIVES and (i == 0 or is_function_word(toks[i - 1].low))
                      for i, t in enumerate(toks))  # "is this engine", not "the node that publishes"
-    if determiner and not any(_named(t, i == 0) for i, t in enumerate(toks)):
+    if determiner and not any(is_named(t, i == 0) for i, t in enumerate(toks)):
         return f"{_ends(question)} ({focus or subject})?"  # "Is this engine fast?": the noun is ours, the name is not
     return question  # its own subject, no pronoun: a new topic
 
