@@ -169,3 +169,22 @@ def test_a_multi_part_answer_follows_the_question_s_order() -> None:
     text = answer("What goes into a robotics digital twin, and what earlier ideas did it grow out of?", hits)
 
     assert text.index("A comprehensive robotics digital twin") < text.index("grew out of earlier ideas"), text
+
+
+AI_SIMULATORS = """# Simulators
+
+## AI-Optimized Simulation
+
+These simulators are designed specifically for AI and machine learning applications:
+
+- **Examples**: Isaac Sim, AirSim, Gazebo with AI plugins.
+- **Limitations**: May require specialized hardware and a complex setup.
+"""
+
+
+def test_a_section_opening_that_says_these_names_its_heading() -> None:
+    # Textbook-2's "What are the drawbacks of simulators made for AI training ...?" (issue 24, on 5d7ae96)
+    # opened with "These simulators are designed ..." and never said which ones: "AI-Optimized".
+    text = answer("What are the drawbacks of simulators made for AI training?", hits_of(AI_SIMULATORS, "sims.md"))
+
+    assert text.startswith("AI-Optimized Simulation — These simulators are designed specifically"), text

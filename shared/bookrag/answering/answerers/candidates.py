@@ -70,9 +70,13 @@ def candidates(hits: list[SearchHit], shape: QuestionShape) -> list[Candidate]:
                 # Code only for a question that asks for code: its lead-in says what the code does.
                 text, block = unit.text[:-1].rstrip() + ".", ""
                 spans = [(unit.start, hit.text.rfind(":", unit.start, unit.item_spans[0][0]) + 1)]
+            label = _label(unit, hit)
             if unit.kind == "sentence" and previous is not None and _ANAPHOR.match(unit.text):
                 text = f"{previous.text} {text}"  # "It runs ..." needs the sentence that says what "it" is
                 spans.insert(0, (previous.start, previous.end))
+            elif unit.kind == "sentence" and not label and _ANAPHOR.match(unit.text) and (
+                    at == 0 or extracted[at - 1].label != unit.label):
+                label = _referent(unit, hit)  # "These simulators are ..." opening its section: the heading says which
             previous = unit if unit.kind == "sentence" and not unit.items else None
             key = " ".join(text.lower().split())
             if (unit.text.endswith(":") and not unit.items) or key in seen:
@@ -87,7 +91,7 @@ def candidates(hits: list[SearchHit], shape: QuestionShape) -> list[Candidate]:
                                                   unit.text if _heading_lead_in(unit) else ""])
             lead = bool(shape.term) and not unit.items and defines(unit.text, shape.term)
             units.append(Candidate(hit, unit, text, tuple(spans), heading_terms, section_terms, follow,
-                                   block, scaffold, lead, _label(unit, hit), _sides(unit, around)))
+                                   block, scaffold, lead, label, _sides(unit, around)))
     return units
 
 
@@ -132,6 +136,14 @@ def _label(unit: Unit, hit: SearchHit) -> str:
         hit.section_heading if hit.section_heading != hit.payload.doc_title else "")
     label = _NUMBERING.sub("", label).rstrip(": ")  # "1.3 The Embodied Cognition Hypothesis"
     return "" if set(tokenize(label)) <= set(tokenize(unit.text)) else label
+
+
+def _referent(unit: Unit, hit: SearchHit) -> str:
+    """What a section's opening "These simulators ..." or "It ..." refers to: the heading it opens (not the
+    page title), unless the sentence names it already."""
+    heading = unit.label or (hit.section_heading if hit.section_heading != hit.payload.doc_title else "")
+    heading = _NUMBERING.sub("", heading).rstrip(": ")
+    return "" if set(tokenize(heading)) <= set(tokenize(unit.text)) else heading
 
 
 def _whose(unit: Unit, hit: SearchHit) -> str:
