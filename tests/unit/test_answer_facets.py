@@ -84,7 +84,7 @@ def test_downsides_lead_with_the_disadvantages_section() -> None:
 def test_drawbacks_lead_with_the_list_that_holds_the_limitations() -> None:
     text = answer("What are the drawbacks of simulators made for training neural policies?",
                   [*hits_of(OVERVIEW, "overview.md", 0.62), *hits_of(SIMULATORS, "simulators.md", 0.6)])
-    assert text.startswith("These simulators are built to train"), text
+    assert text.startswith("Learning-oriented simulators — These simulators are built to train"), text
     assert "Limitations: Demand a large graphics card" in text, text
 
 

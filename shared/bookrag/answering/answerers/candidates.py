@@ -25,6 +25,9 @@ __all__ = ["Candidate", "candidates", "own_headings"]
 # "This chapter introduces ..." points at the book, not at the sentence before it.
 _ANAPHOR = re.compile(r"^(It|Its|This|That|These|Those|They|Their|Such|Both|Each of them)\b"
                       r"(?!\s+(?:chapter|section|module|lesson|lab|book|page|course|part)\b)")
+# "These simulators ...", "It ..." opening a section mean what its heading names; "This assignment ...",
+# "This appendix ..." mean the page.
+_KIND_ANAPHOR = re.compile(r"^(It|Its|These|Those|They|Their|Such|Both)\b")
 _MAX_LIST_CHARS = 700
 _NUMBERING = re.compile(r"^\s*(?:\d+(?:\.\d+)*\.?|[A-Z]\.)\s+")  # a heading's section number
 _MIN_ITEM_WORDS = 5
@@ -74,7 +77,7 @@ def candidates(hits: list[SearchHit], shape: QuestionShape) -> list[Candidate]:
             if unit.kind == "sentence" and previous is not None and _ANAPHOR.match(unit.text):
                 text = f"{previous.text} {text}"  # "It runs ..." needs the sentence that says what "it" is
                 spans.insert(0, (previous.start, previous.end))
-            elif unit.kind == "sentence" and not label and _ANAPHOR.match(unit.text) and (
+            elif unit.kind == "sentence" and not label and _KIND_ANAPHOR.match(unit.text) and (
                     at == 0 or extracted[at - 1].label != unit.label):
                 label = _referent(unit, hit)  # "These simulators are ..." opening its section: the heading says which
             previous = unit if unit.kind == "sentence" and not unit.items else None
