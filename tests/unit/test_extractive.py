@@ -208,3 +208,14 @@ def test_a_list_straight_under_its_heading_takes_the_heading_as_lead_in() -> Non
     assert lead_in.items[0] == "Mass and inertia: Differences in estimated vs actual robot parameters."
     assert DEFINITIONS[lead_in.start:lead_in.end].startswith("Modeling Inaccuracies\n")
     assert not any(u.text.startswith("Sources of Reality Gap") for u in units)  # a heading alone says nothing
+
+
+def test_a_heading_s_number_is_not_part_of_its_lead_in() -> None:
+    # "2.1.1 Characteristics of Topic Communication:" led textbook-2's topic answer (issue 24, on c3dd615):
+    # the number is the page's outline, not the book's words about topics.
+    text = "2.1.1 Characteristics of Topic Communication\n\n- **Asynchronous**: Publishers do not wait.\n"
+
+    lead_in = extract_units(text)[0]
+
+    assert lead_in.text == "Characteristics of Topic Communication:"
+    assert text[lead_in.start:lead_in.end].startswith("2.1.1 Characteristics")  # the quote is the page's text

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from bookrag.text.markdown.inline import CLEAN_RULES, clean_inline
 from bookrag.text.sentence_splitter import PROSE, split_sentences
 
-__all__ = ["BLOCKQUOTE", "LIST_ITEM", "MD_HEADING", "TABLE_ROW", "TABLE_SEPARATOR", "Unit", "clean_inline",
-           "extract_units", "split_sentences"]
+__all__ = ["BLOCKQUOTE", "LIST_ITEM", "MD_HEADING", "SECTION_NUMBER", "TABLE_ROW", "TABLE_SEPARATOR", "Unit",
+           "clean_inline", "extract_units", "split_sentences"]
 
 _FENCE = re.compile(r"^\s*(```+|~~~+)")
 MD_HEADING = re.compile(r"^\s{0,3}#{1,6}\s")  # an ATX heading line
@@ -33,6 +33,7 @@ LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?")
 _OPTIONS = re.compile(r"(?:^|\s)[a-dA-D]\)\s.*\s[a-dA-D]\)\s")
 TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
 BLOCKQUOTE = re.compile(r"^\s{0,3}>\s?")  # a quote's marker: the page shows the words, not the '>'
+SECTION_NUMBER = re.compile(r"^\s*(?:\d+(?:\.\d+)*\.?|[A-Z]\.)\s+")  # a heading's number: "2.1.1 ", "A. "
 TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
 _RULE = re.compile(r"^\s*([-*_])(\s*\1){2,}\s*$")
 _MAX_CODE_LINES = 20  # a configuration or install block a lead-in introduces; longer is a program listing
@@ -293,7 +294,9 @@ def extract_units(text: str, headings: set[str] | None = None) -> list[Unit]:
             if heading_like:
                 if number + 1 < len(blocks) and blocks[number + 1][0] == "item" and not cleaned.endswith("?"):
                     # A list straight under its heading: the heading is the list's lead-in.
-                    lead_in = cleaned if cleaned.endswith(":") else cleaned + ":"
+                    # Without its number: "Characteristics of Topic Communication:", not "2.1.1 ...".
+                    lead_in = SECTION_NUMBER.sub("", cleaned)
+                    lead_in = lead_in if lead_in.endswith(":") else lead_in + ":"
                     units.append(Unit(lead_in, "sentence", len(units), start=start, end=end))
                 continue
             sentences = [m for m in _split_mapped(mapped) if not m.s.endswith("?")]

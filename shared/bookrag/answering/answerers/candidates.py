@@ -18,7 +18,7 @@ from bookrag.answering.answerers.scaffolding import is_scaffolding
 from bookrag.domain.models import SearchHit
 from bookrag.text.bm25 import tokenize
 from bookrag.text.facets import facets, without_facet_words
-from bookrag.text.sentences import Unit, extract_units
+from bookrag.text.sentences import SECTION_NUMBER, Unit, extract_units
 
 __all__ = ["Candidate", "candidates", "own_headings"]
 
@@ -29,7 +29,6 @@ _ANAPHOR = re.compile(r"^(It|Its|This|That|These|Those|They|Their|Such|Both|Each
 # "This appendix ..." mean the page.
 _KIND_ANAPHOR = re.compile(r"^(It|Its|These|Those|They|Their|Such|Both)\b")
 _MAX_LIST_CHARS = 700
-_NUMBERING = re.compile(r"^\s*(?:\d+(?:\.\d+)*\.?|[A-Z]\.)\s+")  # a heading's section number
 _MIN_ITEM_WORDS = 5
 
 
@@ -113,7 +112,7 @@ def own_headings(hit: SearchHit, unit: Unit) -> list[set[str]]:
     section's heading ("When to Use Actions"): both count."""
     own = [unit.label] if unit.label else [unit.text, hit.section_heading] if _heading_lead_in(unit) \
         else [hit.section_heading]
-    words = [asked_words(_NUMBERING.sub("", h)) for h in own if h and h != hit.payload.doc_title]
+    words = [asked_words(SECTION_NUMBER.sub("", h)) for h in own if h and h != hit.payload.doc_title]
     return [w for w in words if w]
 
 
@@ -137,7 +136,7 @@ def _label(unit: Unit, hit: SearchHit) -> str:
         return _whose(unit, hit) if _heading_lead_in(unit) else ""
     label = unit.label or (
         hit.section_heading if hit.section_heading != hit.payload.doc_title else "")
-    label = _NUMBERING.sub("", label).rstrip(": ")  # "1.3 The Embodied Cognition Hypothesis"
+    label = SECTION_NUMBER.sub("", label).rstrip(": ")  # "1.3 The Embodied Cognition Hypothesis"
     return "" if set(tokenize(label)) <= set(tokenize(unit.text)) else label
 
 
@@ -145,14 +144,14 @@ def _referent(unit: Unit, hit: SearchHit) -> str:
     """What a section's opening "These simulators ..." or "It ..." refers to: the heading it opens (not the
     page title), unless the sentence names it already."""
     heading = unit.label or (hit.section_heading if hit.section_heading != hit.payload.doc_title else "")
-    heading = _NUMBERING.sub("", heading).rstrip(": ")
+    heading = SECTION_NUMBER.sub("", heading).rstrip(": ")
     return "" if set(tokenize(heading)) <= set(tokenize(unit.text)) else heading
 
 
 def _whose(unit: Unit, hit: SearchHit) -> str:
     """Whose side a list under a verdict's heading gives ("Challenges", or "Disadvantages" over "Latency"):
     the heading above it, "Hybrid Approach — Challenges:", "Cloud Deployment — Disadvantages — Latency:"."""
-    path = [_NUMBERING.sub("", h) for h in hit.payload.heading_path[1:]]
+    path = [SECTION_NUMBER.sub("", h) for h in hit.payload.heading_path[1:]]
     if len(path) < 2 or path[-1] != unit.text.rstrip(":").strip():
         return ""
     for j in (len(path) - 1, len(path) - 2):
