@@ -90,7 +90,7 @@ def candidates(hits: list[SearchHit], shape: QuestionShape) -> list[Candidate]:
             seen.add(key)
             # The heading over a unit inside the chunk counts too ("Assessment Criteria" over its bullets).
             scaffold = is_scaffolding(unit.text, [hit.section_heading, *path[1:], unit.label,
-                                                  unit.text if _heading_lead_in(unit) else ""])
+                                                  unit.text if _heading_lead_in(unit) else ""], title)
             lead = bool(shape.term) and not unit.items and defines(unit.text, shape.term)
             units.append(Candidate(hit, unit, text, tuple(spans), heading_terms, section_terms, follow,
                                    block, scaffold, lead, label, _sides(unit, around)))
