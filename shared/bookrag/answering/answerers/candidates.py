@@ -78,7 +78,7 @@ def candidates(hits: list[SearchHit], shape: QuestionShape) -> list[Candidate]:
                 spans.insert(0, (previous.start, previous.end))
             elif unit.kind == "sentence" and not label and _KIND_ANAPHOR.match(unit.text) and (
                     at == 0 or extracted[at - 1].label != unit.label):
-                label = _referent(unit, hit)  # "These simulators are ..." opening its section: the heading says which
+                label = _heading_over(unit, hit)  # "These simulators are ..." opening a section: which ones
             previous = unit if unit.kind == "sentence" and not unit.items else None
             key = " ".join(text.lower().split())
             if (unit.text.endswith(":") and not unit.items) or key in seen:
@@ -134,15 +134,13 @@ def _label(unit: Unit, hit: SearchHit) -> str:
     Shown with the unit, not scored: the heading's words already count."""
     if unit.kind != "item":
         return _whose(unit, hit) if _heading_lead_in(unit) else ""
-    label = unit.label or (
-        hit.section_heading if hit.section_heading != hit.payload.doc_title else "")
-    label = SECTION_NUMBER.sub("", label).rstrip(": ")  # "1.3 The Embodied Cognition Hypothesis"
-    return "" if set(tokenize(label)) <= set(tokenize(unit.text)) else label
+    return _heading_over(unit, hit)
 
 
-def _referent(unit: Unit, hit: SearchHit) -> str:
-    """What a section's opening "These simulators ..." or "It ..." refers to: the heading it opens (not the
-    page title), unless the sentence names it already."""
+def _heading_over(unit: Unit, hit: SearchHit) -> str:
+    """The heading a unit sits under, without its number ("1.3 The Embodied Cognition Hypothesis"): the one
+    above it in the chunk, else its section's (not the page title); '' when the unit's text names it. What
+    an item is about, and what a section's opening "These simulators ..." or "It ..." refers to."""
     heading = unit.label or (hit.section_heading if hit.section_heading != hit.payload.doc_title else "")
     heading = SECTION_NUMBER.sub("", heading).rstrip(": ")
     return "" if set(tokenize(heading)) <= set(tokenize(unit.text)) else heading
