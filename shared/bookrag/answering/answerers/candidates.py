@@ -20,7 +20,7 @@ from bookrag.text.bm25 import tokenize
 from bookrag.text.facets import facets, without_facet_words
 from bookrag.text.sentences import SECTION_NUMBER, Unit, extract_units
 
-__all__ = ["Candidate", "candidates", "own_headings"]
+__all__ = ["Candidate", "candidates", "opening_label", "own_headings"]
 
 # "This chapter introduces ..." points at the book, not at the sentence before it.
 _ANAPHOR = re.compile(r"^(It|Its|This|That|These|Those|They|Their|Such|Both|Each of them)\b"
@@ -30,6 +30,7 @@ _ANAPHOR = re.compile(r"^(It|Its|This|That|These|Those|They|Their|Such|Both|Each
 _KIND_ANAPHOR = re.compile(r"^(It|Its|These|Those|They|Their|Such|Both)\b")
 _MAX_LIST_CHARS = 700
 _MIN_ITEM_WORDS = 5
+_MAX_LABEL_CHARS = 40  # a colon further in ends a clause, not a label
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,8 +102,12 @@ def _sides(unit: Unit, around: set[str]) -> frozenset[str]:
     """The facets that label a unit (`text.facets`): its item's label ("**Limitations**: May require ..."),
     its items' labels (a lead-in), the heading over it, or `around`, its section's ("Cloud > Disadvantages")."""
     items = unit.items if unit.items and not unit.code else (unit.text,) if unit.kind == "item" else ()
-    labels = [i.split(":", 1)[0] for i in items if ":" in i[:40]]
-    return frozenset(facets(" / ".join([*labels, unit.label])) | around)
+    return frozenset(facets(" / ".join([*map(opening_label, items), unit.label])) | around)
+
+
+def opening_label(text: str) -> str:
+    """The label a statement opens with ("Limitations" of "Limitations: May require ..."), else ''."""
+    return text.split(":", 1)[0] if ":" in text[:_MAX_LABEL_CHARS] else ""
 
 
 def own_headings(hit: SearchHit, unit: Unit) -> list[set[str]]:

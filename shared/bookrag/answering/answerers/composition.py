@@ -52,6 +52,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from bookrag.answering.answerers.base import DocumentSet, Draft
+from bookrag.answering.answerers.candidates import opening_label
 from bookrag.answering.answerers.questions import QuestionShape, asked_words
 from bookrag.answering.answerers.scaffolding import asks_about_scaffolding
 from bookrag.domain.models import SearchHit
@@ -220,8 +221,7 @@ def _in_question_order(chosen: list[Scored], parts: int) -> list[Scored]:
 def _headed(s: Scored) -> set[str]:
     """The words of what a statement sits under: its section's heading, the heading over it inside the
     chunk, and its own label ("**Nonlinear Filters:** Extended Kalman Filter, ...")."""
-    own = s.unit.text.split(":", 1)[0] if ":" in s.unit.text[:40] else ""
-    return asked_words(s.hit.section_heading) | asked_words(s.unit.label) | asked_words(own)
+    return asked_words(s.hit.section_heading) | asked_words(s.unit.label) | asked_words(opening_label(s.unit.text))
 
 
 def _fuller(best: Scored, scored: list[Scored]) -> Scored:
