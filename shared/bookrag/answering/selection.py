@@ -88,8 +88,12 @@ MAX_SELECTION_HITS = 8
 Section = tuple[str, tuple[str, ...]]  # a page and the heading path of one of its sections
 
 
+def section_of(hit: SearchHit) -> Section:
+    return hit.source_file, tuple(hit.payload.heading_path)
+
+
 def in_section(hit: SearchHit, section: Section) -> bool:
-    return (hit.source_file, tuple(hit.payload.heading_path)) == section
+    return section_of(hit) == section
 
 
 Hits = list[SearchHit]
@@ -108,7 +112,7 @@ def passage_context(retriever: Retriever, selection: Selection, question: str, r
     beyond = reaches_beyond(question)
     scoped = record(selection_hits(retriever, match, search_text, beyond))
     if not beyond:
-        return scoped, True, (match.hit.source_file, tuple(match.hit.payload.heading_path))
+        return scoped, True, section_of(match.hit)
     ids = {h.chunk_id for h in scoped}
     return [*scoped, *[h for h in retrieve(question) if h.chunk_id not in ids]], True, None
 
@@ -121,7 +125,7 @@ def selection_hits(retriever: Retriever, match: SelectionMatch, search_text: str
     scoped = retriever.search(search_text, SearchOptions(
         top_k=SCOPED_RESULTS, min_score=0.0, filters=Filters(source_file=anchor.source_file), diversify=False)).hits
     if not beyond:
-        scoped = [h for h in scoped if in_section(h, (anchor.source_file, tuple(anchor.payload.heading_path)))]
+        scoped = [h for h in scoped if in_section(h, section_of(anchor))]
     near = [h for h in scoped if h.chunk_id != anchor.chunk_id and abs(h.chunk_index - anchor.chunk_index) <= 1]
     rest = [h for h in scoped if h.chunk_id != anchor.chunk_id and h not in near]
     return [anchor, *near, *rest][:MAX_SELECTION_HITS]
