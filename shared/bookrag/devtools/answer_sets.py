@@ -17,7 +17,8 @@ from bookrag.devtools.questions import KINDS, Kind, Question
 from bookrag.errors import InvalidInputError
 
 Shape = str
-SHAPES: tuple[Shape, ...] = ("definition", "list", "table", "short-section", "code", "multi-part", "plain")
+# "summary": "summarize X" / "what is this chapter about", answered from X's own pages (issue 37).
+SHAPES: tuple[Shape, ...] = ("definition", "list", "table", "short-section", "code", "multi-part", "plain", "summary")
 LABELLED: tuple[Shape, ...] = ("list", "table")
 MAX_PASSAGE = 300
 
