@@ -14,7 +14,11 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-SETS = {"sample-book": "answers-sample-book.jsonl", "textbook-2": "answers-textbook-2.jsonl"}
+SETS = {"sample-book": "answers-sample-book.jsonl", "textbook-2": "answers-textbook-2.jsonl",
+        # Issue 37's blind sets, written by someone who never read the answering code: textbook-2 (the book we
+        # tune on) and redux (never tuned on), reported side by side.
+        "textbook-2-blind": "answers-textbook-2-blind.jsonl", "redux": "answers-redux.jsonl"}
+BLIND = ("textbook-2-blind", "redux")
 COLUMNS = {"n": "n", "keyword_recall": "keyword recall", "false_refusals": "false refusals",
            "false_answers": "false answers", "lead_from_gold": "lead from gold", "with_off_topic": "with off-topic",
            "off_topic_sentences": "off-topic sentences", "label_kept": "label kept",
@@ -33,6 +37,11 @@ def collect(folder: Path) -> dict[str, Any]:
         answers = run["answers"]
         entry: dict[str, Any] = {"question_set": SETS[name], "config": run["config"],
                                  "shapes": answers["summary"]["shapes"], "questions": answers["questions"]}
+        baselines = folder / f"{name}-baselines.json"
+        if baselines.exists():
+            entry["baselines"] = json.loads(baselines.read_text(encoding="utf-8"))
+        if "selections" in run:
+            entry["selections"] = {k: v for k, v in run["selections"].items() if k != "per_question"}
         if "conversations" in run:
             conv = run["conversations"]
             entry["conversations_c"] = {k: conv[k] for k in ("conversations", "rewriter", "hit@5",
@@ -57,13 +66,55 @@ def table(rows: dict[str, dict[str, Any]], before: dict[str, dict[str, Any]], co
     return lines
 
 
+def blind_rows(entry: dict[str, Any]) -> dict[str, float | None]:
+    """Issue 37's figures of one blind set: the answers, then retrieval against the plain baselines."""
+    rows = [q for q in entry["questions"] if q["kind"] != "unanswerable"]
+    off = [q for q in entry["questions"] if q["kind"] == "unanswerable"]
+    overall = entry["shapes"]["overall"]
+    out: dict[str, float | None] = {
+        "answered with the expected fact": sum(q["keyword_recall"] > 0 for q in rows) / len(rows) if rows else None,
+        "keyword recall": overall.get("keyword_recall"), "lead from the gold section": overall.get("lead_from_gold"),
+        "false refusals": overall.get("false_refusals"),
+        "off-book refused": sum(q["refused"] for q in off) / len(off) if off else None,
+        "label kept (list, table)": overall.get("label_kept"), "answers with an off-topic sentence":
+            overall.get("with_off_topic")}
+    base = entry.get("baselines")
+    if base:
+        out["no-logic answer (top 3 chunks' first 600 chars): with the fact"] = base["no_logic_answer"]["with_keyword"]
+        for name in ("ours", "rrf", "bm25", "dense"):
+            for metric in ("mrr@10", "hit@5", "refusal_auc"):
+                out[f"retrieval {name}: {metric}"] = base["retrieval"][name][metric]
+    return out
+
+
+def blind_table(data: dict[str, Any], before: dict[str, Any]) -> list[str]:
+    present = [n for n in BLIND if n in data]
+    if not present:
+        return []
+    rows = {n: blind_rows(data[n]) for n in present}
+    old = {n: blind_rows(before[n]) for n in present if n in before and "questions" in before[n]}
+    lines = ["## Both books, blind sets (issue 37)", "",
+             "textbook-2-blind is the book we tune on, redux the one we never tune on; the gap is redux minus textbook-2. "
+             "\"Answered with the expected fact\": an answerable question whose answer holds at least one of its keywords.",
+             "", "| | " + " | ".join(present) + (" | gap |" if len(present) == 2 else " |"),
+             "| --- |" + " ---: |" * (len(present) + (len(present) == 2))]
+    for metric in rows[present[0]]:
+        cells = [cell(rows[n].get(metric), old.get(n, {}).get(metric)) for n in present]
+        values = [rows[n].get(metric) for n in present]
+        if len(present) == 2:
+            cells.append("-" if None in values else f"{values[1] - values[0]:+.2f}")  # type: ignore[operator]
+        lines.append(f"| {metric} | " + " | ".join(cells) + " |")
+    return [*lines, ""]
+
+
 def render(data: dict[str, Any], before: dict[str, Any]) -> str:
-    lines = ["# Answer evaluation (issue 24)", "",
+    lines = ["# Answer evaluation (issues 24, 37)", "",
              "Written by `make eval` (`benchmarks/answers_eval.py`): local embedder, extractive answerer, each book "
              "ingested into its own embedded store. Metrics: eval/README.md (\"Answer sets\"). Shares are of "
              "answered answerable questions, except n, keyword recall (a refusal scores 0), false refusals "
              "(answerable refused) and false answers (unanswerable answered). Figures read \"before → now\" where "
-             "they differ from `answers-eval-before.json`.", ""]
+             "they differ from `answers-eval-before.json`: for sample-book and textbook-2 the answerer before issue 24, "
+             "for the blind sets (textbook-2-blind, redux) the answerer before issue 37.", "", *blind_table(data, before)]
     for name, entry in data.items():
         old = before.get(name, {})
         lines += [f"## {name} (`eval/{entry['question_set']}`)", ""]
@@ -72,7 +123,7 @@ def render(data: dict[str, Any], before: dict[str, Any]) -> str:
         if conv:
             old_conv = old.get("conversations_c", {})
             hit, old_hit = conv["hit@5"], old_conv.get("hit@5", {})
-            lines += [f"### Conversation set C (`eval/conversations-textbook-2-c.jsonl`, {conv['conversations']} "
+            lines += [f"### Conversations ({conv['conversations']} "
                       f"conversations, rewriter {conv['rewriter']}): last turns", "",
                       "Follow-up hit@5: with history " + cell(hit["with_history"], old_hit.get("with_history"))
                       + ", as typed " + cell(hit["without"], old_hit.get("without"))
