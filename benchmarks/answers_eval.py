@@ -94,8 +94,9 @@ def blind_table(data: dict[str, Any], before: dict[str, Any]) -> list[str]:
     rows = {n: blind_rows(data[n]) for n in present}
     old = {n: blind_rows(before[n]) for n in present if n in before and "questions" in before[n]}
     lines = ["## Both books, blind sets (issue 37)", "",
-             "textbook-2-blind is the book we tune on, redux the one we never tune on; the gap is redux minus textbook-2. "
-             "\"Answered with the expected fact\": an answerable question whose answer holds at least one of its keywords.",
+             "textbook-2-blind is the book we tune on, redux the one we never tune on; the gap is redux minus "
+             "textbook-2. \"Answered with the expected fact\": an answerable question whose answer holds at least "
+             "one of its keywords.",
              "", "| | " + " | ".join(present) + (" | gap |" if len(present) == 2 else " |"),
              "| --- |" + " ---: |" * (len(present) + (len(present) == 2))]
     for metric in rows[present[0]]:
@@ -113,8 +114,9 @@ def render(data: dict[str, Any], before: dict[str, Any]) -> str:
              "ingested into its own embedded store. Metrics: eval/README.md (\"Answer sets\"). Shares are of "
              "answered answerable questions, except n, keyword recall (a refusal scores 0), false refusals "
              "(answerable refused) and false answers (unanswerable answered). Figures read \"before → now\" where "
-             "they differ from `answers-eval-before.json`: for sample-book and textbook-2 the answerer before issue 24, "
-             "for the blind sets (textbook-2-blind, redux) the answerer before issue 37.", "", *blind_table(data, before)]
+             "they differ from `answers-eval-before.json`: for sample-book and textbook-2 the answerer before "
+             "issue 24, for the blind sets (textbook-2-blind, redux) the answerer before issue 37.", "",
+             *blind_table(data, before)]
     for name, entry in data.items():
         old = before.get(name, {})
         lines += [f"## {name} (`eval/{entry['question_set']}`)", ""]

@@ -26,13 +26,13 @@ from typing import Any
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from bookrag.config.settings import load_settings  # noqa: E402
-from bookrag.devtools.answer_sets import load_answer_cases  # noqa: E402
-from bookrag.devtools.questions import reciprocal_rank, roc_auc  # noqa: E402
-from bookrag.retrieval.retriever import SearchOptions  # noqa: E402
-from bookrag.services.container import container_for  # noqa: E402
+from bookrag.config.settings import load_settings
+from bookrag.devtools.answer_sets import load_answer_cases
+from bookrag.devtools.questions import reciprocal_rank, roc_auc
+from bookrag.retrieval.retriever import SearchOptions
+from bookrag.services.container import container_for
 
 WINDOW = 300
 RRF_K = 60
@@ -118,7 +118,8 @@ def main(set_path: str, docs_path: str, out_path: str) -> int:
     data = {
         "set": set_path, "plain_chunks": len(chunks),
         "retrieval": {"bm25": metrics(bm25_ranked, bm25_top, cases), "dense": metrics(dense_ranked, dense_top, cases),
-                      "rrf": {**metrics(rrf_ranked, dense_top, cases), "refusal_auc": None}, "ours": metrics(ours_ranked, ours_top, cases)},
+                      "rrf": {**metrics(rrf_ranked, dense_top, cases), "refusal_auc": None},
+                      "ours": metrics(ours_ranked, ours_top, cases)},
         "no_logic_answer": {
             "keyword_recall": round(float(np.mean([n["keyword_recall"] for n in answerable])), 3),
             "with_keyword": round(float(np.mean([n["with_keyword"] for n in answerable])), 3)},
