@@ -14,7 +14,7 @@ PY312_DIR := $(shell for p in python3.12 $$HOME/.pyenv/versions/3.12*/bin/python
 	if $$p --version >/dev/null 2>&1; then dirname $$(command -v $$p 2>/dev/null || echo $$p); break; fi; done)
 export SAM_CLI_TELEMETRY = 0
 
-.PHONY: setup chromium demo serve test pytest lint bench bench-mcp eval loadtest sam-setup sam-check clean
+.PHONY: setup chromium demo serve test pytest lint bench bench-mcp eval refit loadtest sam-setup sam-check clean
 
 setup: $(STAMP) chromium
 
@@ -99,6 +99,8 @@ loadtest: setup
 # (issue 25) through the Gemini path on a stub model (benchmarks/grounding_eval.py) -> benchmarks/grounding-after.md
 # and the threshold's curve, benchmarks/grounding-curve.png. Textbook-2 is skipped when ../shared/corpus is absent.
 TEXTBOOK_2 ?= ../shared/corpus/physical-ai-textbook-2/docs
+# The untuned book (issue 37): measured on, never tuned on.
+REDUX ?= ../shared/corpus/redux-docs/docs
 EVAL_OUT := .bookrag/answers-eval
 GROUNDING_OUT := .bookrag/grounding-eval
 EVAL_ENV := EMBEDDING_PROVIDER=local LLM_PROVIDER=extractive
@@ -117,10 +119,40 @@ eval: setup
 		QDRANT_PATH=.bookrag/eval-textbook-2 $(PY) benchmarks/grounding_eval.py run eval/grounding-textbook-2.jsonl \
 			$(GROUNDING_OUT)/textbook-2.json > /dev/null; \
 	else echo "textbook-2 skipped: $(TEXTBOOK_2) is absent"; rm -f $(EVAL_OUT)/textbook-2.json $(GROUNDING_OUT)/textbook-2.json; fi
+	@if [ -d "$(TEXTBOOK_2)" ] && [ -d "$(REDUX)" ]; then set -e; \
+		QDRANT_PATH=.bookrag/eval-textbook-2 $(EVAL_ENV) $(BIN)/bookrag eval eval/answers-textbook-2-blind.jsonl \
+			--docs $(TEXTBOOK_2) --modes default --answers --conversations eval/conversations-textbook-2-blind.jsonl \
+			--json $(EVAL_OUT)/textbook-2-blind.json; \
+		QDRANT_PATH=.bookrag/eval-textbook-2 $(EVAL_ENV) $(PY) benchmarks/baselines.py eval/answers-textbook-2-blind.jsonl \
+			$(TEXTBOOK_2) $(EVAL_OUT)/textbook-2-blind-baselines.json > /dev/null; \
+		QDRANT_PATH=.bookrag/eval-redux $(EVAL_ENV) $(BIN)/bookrag ingest $(REDUX); \
+		QDRANT_PATH=.bookrag/eval-redux $(EVAL_ENV) $(BIN)/bookrag eval eval/answers-redux.jsonl --docs $(REDUX) \
+			--modes default --answers --conversations eval/conversations-redux.jsonl \
+			--selections eval/selections-redux.jsonl --json $(EVAL_OUT)/redux.json; \
+		QDRANT_PATH=.bookrag/eval-redux $(EVAL_ENV) $(PY) benchmarks/baselines.py eval/answers-redux.jsonl \
+			$(REDUX) $(EVAL_OUT)/redux-baselines.json > /dev/null; \
+	else echo "blind sets skipped: ../shared/corpus is absent"; rm -f $(EVAL_OUT)/textbook-2-blind*.json $(EVAL_OUT)/redux*.json; fi
 	$(PY) benchmarks/answers_eval.py $(EVAL_OUT)
 	$(PY) benchmarks/grounding_eval.py report $(GROUNDING_OUT) benchmarks/grounding-after \
 		"Grounding after (issue 25): support score >= MIN_SUPPORT, figures in the supporting units, no reversal"
 	$(PY) benchmarks/grounding_curve.py $(GROUNDING_OUT) benchmarks/grounding-curve > /dev/null
+
+# The answerer's statement score and the gate (issue 37), fit on our own books only (never redux): each set's
+# statements and features extracted through the agent into eval/fit/*.csv, then one logistic regression each ->
+# shared/bookrag/data/answerer-weights.json, gate-weights.json. tests/unit/test_answerer_weights.py checks that
+# the committed tables give exactly the committed weights.
+FIT_SETS_TEXTBOOK_2 := answers-textbook-2 answers-textbook-2-blind textbook-2 short-sections-textbook-2 textbook-2-answers
+FIT_SETS_SAMPLE := answers-sample-book sample-book agent-sample-book
+refit: setup
+	QDRANT_PATH=.bookrag/eval-sample-book $(EVAL_ENV) $(BIN)/bookrag ingest book/docs
+	for s in $(FIT_SETS_SAMPLE); do QDRANT_PATH=.bookrag/eval-sample-book $(EVAL_ENV) \
+		$(PY) -m bookrag.devtools.fit_answerer extract eval/$$s.jsonl eval/fit/$$s.csv || exit 1; done
+	@if [ -d "$(TEXTBOOK_2)" ]; then set -e; \
+		QDRANT_PATH=.bookrag/eval-textbook-2 $(EVAL_ENV) $(BIN)/bookrag ingest $(TEXTBOOK_2); \
+		for s in $(FIT_SETS_TEXTBOOK_2); do QDRANT_PATH=.bookrag/eval-textbook-2 $(EVAL_ENV) \
+			$(PY) -m bookrag.devtools.fit_answerer extract eval/$$s.jsonl eval/fit/$$s.csv; done; \
+	else echo "textbook-2 skipped: $(TEXTBOOK_2) is absent; fitting on the tables committed for it"; fi
+	$(PY) -m bookrag.devtools.fit_answerer fit eval/fit/*.csv shared/bookrag/data
 
 # ruff, mypy strict, and the import contracts in pyproject.toml (rooms point down, SDKs only in adapters, no
 # cycles inside a room).

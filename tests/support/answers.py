@@ -30,7 +30,8 @@ def answer(question: str, hits: list[SearchHit], uses_term: Callable[[str], bool
     """The extractive answer's text; fails the test on a refusal. `uses_term`: whether the book-wide
     term lookup finds a stemmed term (every term, by default)."""
     retriever = SimpleNamespace(settings=SimpleNamespace(resolved_embedding_provider="local"),
-                                embeds_locally=False, uses_term=uses_term)
-    draft = ExtractiveAnswerer(retriever).answer(question, hits, lambda q: [], Deadline(30))  # type: ignore[arg-type]
+                                embeds_locally=False, uses_term=uses_term,
+                                vocabulary=lambda: frozenset(), pages=lambda: [])
+    draft = ExtractiveAnswerer(retriever).answer(question, hits, lambda q, page=None: [], Deadline(30))  # type: ignore[arg-type]
     assert not draft.refused
     return draft.text

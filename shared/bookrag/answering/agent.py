@@ -36,7 +36,7 @@ Errors are raised as our typed errors (`bookrag.errors`); the web layer maps the
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
@@ -48,6 +48,7 @@ from bookrag.answering.answerers.base import (
     DocumentSet,
     Draft,
     NotTheAnswer,
+    Retrieve,
     StreamingAnswerer,
     cited_labels,
     draft_sentences,
@@ -56,6 +57,7 @@ from bookrag.answering.answerers.base import (
 from bookrag.answering.answerers.grounding import Grounder, ground
 from bookrag.answering.answerers.questions import defined_term
 from bookrag.answering.answerers.spans import quotes_for
+from bookrag.answering.answerers.summary import page_hits
 from bookrag.answering.citations import Ledger, verify_citations
 from bookrag.answering.context import book_context
 from bookrag.answering.deobfuscation import LeakGuard, secret_values
@@ -65,7 +67,7 @@ from bookrag.answering.selection import Section, about_selection, in_section, pa
 from bookrag.contracts.agent import MESSAGES, REFUSAL, Quote, Response, Source
 from bookrag.domain.conversation import Conversation
 from bookrag.domain.deadline import Deadline
-from bookrag.domain.models import SearchHit
+from bookrag.domain.models import Filters, SearchHit
 from bookrag.domain.query import POLICIES, has_visible_character, normalize_query
 from bookrag.observability import logger, record_grounding
 from bookrag.retrieval.retriever import DIVERSITY_MAX_PER_FILE, Retriever, SearchOptions, default_threshold
@@ -146,13 +148,14 @@ class BookRAGAgent:
 
         within: Section | None = None  # a question about a selected passage: the answerer stays in its section
 
-        def retrieve(text: str) -> list[SearchHit]:
+        def retrieve(text: str, page: str | None = None) -> list[SearchHit]:
             # "What is X?": the page about X may fill half the context. Its sections outrank its opening,
             # which holds the definition ("What is physical AI?": the 4th of the page's chunks).
-            per_file = DIVERSITY_MAX_PER_FILE
+            per_file = self._context_size if page else DIVERSITY_MAX_PER_FILE
             if defined_term(text):
                 per_file = max(per_file, self._context_size // 2)
-            hits = book_context(self.retriever, text, top_k=self._context_size, per_file=per_file)[1]
+            hits = book_context(self.retriever, text, top_k=self._context_size, per_file=per_file,
+                                filters=Filters(source_file=page) if page else None)[1]
             return ledger.record([h for h in hits if within is None or in_section(h, within)])
 
         extra: dict[str, object] = {}
@@ -161,6 +164,8 @@ class BookRAGAgent:
         else:
             standalone, asked, hits, extra, within = self._converse(question, conversation, deadline, ledger,
                                                                     retrieve)
+        if not hits:  # "summarize part 3 for me": its words find little, the page it names does
+            hits = page_hits(standalone, self.retriever.pages(), retrieve)
         nearest: list[SearchHit] = []
         if not hits:  # nothing clears the threshold: the gate weighs the nearest chunks' headings and labels
             nearest = self._nearest(standalone)
@@ -181,7 +186,7 @@ class BookRAGAgent:
                                        "sources": len(response.sources)})
         yield AgentEvent("final", response=response)
 
-    def _streamed(self, question: str, hits: list[SearchHit], retrieve: Callable[[str], list[SearchHit]],
+    def _streamed(self, question: str, hits: list[SearchHit], retrieve: Retrieve,
                   deadline: Deadline, ledger: Ledger) -> Generator[AgentEvent, None, tuple[Draft, str | None]]:
         """The answerer's draft, with `delta` events of its text as it is written: (the draft, the text
         sent when it is the start of the final answer, which then follows it; None for a preview).
@@ -274,7 +279,7 @@ class BookRAGAgent:
         return draft
 
     def _converse(self, question: str, conversation: Conversation, deadline: Deadline, ledger: Ledger,
-                  retrieve: Callable[[str], list[SearchHit]]
+                  retrieve: Retrieve
                   ) -> tuple[str, str, list[SearchHit], dict[str, object], Section | None]:
         """(standalone question, question as put to the answerer, hits, the response's conversation fields,
         the section the answer stays in).

@@ -32,15 +32,19 @@ unanswerable question's best chunk by at most 0.06; the off-topic ones score 0.1
 
 from __future__ import annotations
 
+import json
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
+from importlib.resources import files
 
 from bookrag.domain.models import SearchHit
 from bookrag.text.bm25 import tokenize
 
-__all__ = ["LABEL_WEIGHT", "RERANK_MIN", "Evidence", "asked_about", "excuses", "labels", "lift", "names_section",
-           "vouched", "weigh"]
+__all__ = ["LABEL_WEIGHT", "RERANK_MIN", "SILENCE_FEATURES", "Evidence", "Silence", "asked_about", "labels", "silence",
+           "silence_features", "silent", "vouched", "weigh"]
 
 LABEL_WEIGHT = 0.3
 RERANK_MIN = 0.5
@@ -105,23 +109,51 @@ def vouched(question: str, hits: Sequence[SearchHit], threshold: float, reranked
     return [e.hit for e in weigh(question, hits, reranked) if e.clears(threshold)]
 
 
-def names_section(hit: SearchHit, names: Sequence[str]) -> bool:
-    """Whether one of the question's names (`names`: its proper nouns, acronyms, versions) heads or
-    labels the chunk: the chunk is about what the question is about."""
-    carried = labels(hit)
-    return any(n in carried for n in names)
+# --- whether the book is silent: one fitted decision (issue 37) -------------------------------------------
+
+SILENCE_FEATURES: tuple[str, ...] = (
+    "best",  # the best statement's fitted score (`answerers.scoring`): how well the book's best sentence answers
+    "unknown_share",  # share of the question's content words the book never uses (typos respelt first)
+    "unknown_name",  # one of them is a name: capitalised, an acronym or version, or no English word ("svelte")
+    "top_cosine",  # the retrieval's cosine for its first chunk
+)
 
 
-def excuses(hits: Sequence[SearchHit], unknown: Sequence[str], named: Sequence[str], names: Sequence[str]) -> bool:
-    """Whether the question's words the book never uses (`unknown`, of which `named` are names) leave
-    it about the book: no unknown name, and one of its names heads or labels the first hit."""
-    return bool(hits) and bool(unknown) and not named and names_section(hits[0], names)
+@dataclass(frozen=True, slots=True)
+class Silence:
+    """A logistic regression over `SILENCE_FEATURES`: the probability that the book answers; below `bar`,
+    the answerer refuses. Fit offline with the statement score (`bookrag.devtools.fit_answerer`) on our own
+    books' questions, answerable and not, and kept in `bookrag/data/gate-weights.json`."""
+
+    coef: tuple[float, ...]
+    intercept: float
+    bar: float
+
+    def answers(self, x: Sequence[float]) -> float:
+        z = sum(c * v for c, v in zip(self.coef, x, strict=True)) + self.intercept
+        return 1.0 / (1.0 + math.exp(-z))
+
+    def as_dict(self) -> dict[str, object]:
+        return {"features": list(SILENCE_FEATURES), "coef": [round(c, 6) for c in self.coef],
+                "intercept": round(self.intercept, 6), "bar": round(self.bar, 4)}
 
 
-def lift(question: str, hit: SearchHit, names: Sequence[str]) -> float:
-    """What the chunk's headings and labels add to the answerer's evidence for it, on the cosine's scale
-    (`LABEL_WEIGHT` times the share of the question's words they carry), when they name what the
-    question names; 0 otherwise (an ordinary word in a heading is no evidence of the subject)."""
-    if not names_section(hit, names):
-        return 0.0
-    return LABEL_WEIGHT * weigh(question, [hit])[0].share
+@cache
+def silence() -> Silence:
+    """The committed gate. Raises ValueError when it was fit on other features (run `make refit`)."""
+    raw = json.loads((files("bookrag") / "data" / "gate-weights.json").read_text(encoding="utf-8"))
+    if tuple(raw["features"]) != SILENCE_FEATURES:
+        raise ValueError("gate-weights.json was fit on other features: run `make refit`")
+    return Silence(tuple(float(c) for c in raw["coef"]), float(raw["intercept"]), float(raw["bar"]))
+
+
+def silence_features(best: float, unknown: int, asked: int, named: bool, hits: Sequence[SearchHit]) -> list[float]:
+    """`SILENCE_FEATURES` of one question: its best statement's score, how many of its `asked` content words
+    the book never uses (`unknown`), whether one of those is a name, and its retrieval."""
+    return [best, unknown / asked if asked else 0.0, float(named), hits[0].score if hits else 0.0]
+
+
+def silent(features: Sequence[float]) -> bool:
+    """Whether the book is silent on the question: the fitted probability that it answers is below the bar."""
+    gate = silence()
+    return gate.answers(features) < gate.bar

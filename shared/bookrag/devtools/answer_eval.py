@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from bookrag.contracts.agent import Response
     from bookrag.devtools.answer_sets import AnswerCase
     from bookrag.devtools.book_sections import Book
+    from bookrag.domain.models import SearchHit
 
 
 @dataclass(slots=True)
@@ -152,7 +153,10 @@ def run_answers(agent: BookRAGAgent, questions: Sequence[Question], *,
         # What the agent retrieved: the question, and each clause the extractive answerer searches.
         retrieved = {h.chunk_id: h for h in book_context(agent.retriever, q.question)[1]}
         if agent.answerer.name == "extractive":
-            for h in clause_hits(q.question, lambda text: book_context(agent.retriever, text)[1]):
+            def search(text: str, page: str | None = None) -> list[SearchHit]:
+                return book_context(agent.retriever, text)[1]
+
+            for h in clause_hits(q.question, search):
                 retrieved.setdefault(h.chunk_id, h)
         precise = in_retrieved = 0
         cited = [] if response.is_refusal else response.sources

@@ -26,6 +26,7 @@ meaning of "enough of the question is there"; an auth or configuration error is 
 from __future__ import annotations
 
 import math
+import re
 import time
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
@@ -50,6 +51,8 @@ if TYPE_CHECKING:
     from bookrag.config.settings import RetrievalMode, Settings
 
 Order = Literal["score", "rank"]
+
+_VOCABULARY_WORD = re.compile(r"[^\W\d_]{4,}")  # words a typo may stand for: letters, four or more
 
 # Candidates fetched per search: enough for the diversity caps and the reranker to choose from
 # without scoring the whole book. Deeper prefetches (50, 100) measured no better (eval-textbook-2.md).
@@ -112,7 +115,8 @@ class Retriever:
         self.store = store
         self.reranker = reranker
         self.bm25 = BM25Encoder()
-        self._titles: tuple[str, list[str]] | None = None
+        self._titles: tuple[str, list[tuple[str, str]]] | None = None
+        self._vocabulary: tuple[str, frozenset[str]] | None = None
 
     def describe(self) -> dict[str, Any]:
         """The ranking configuration, for evaluation reports and health output."""
@@ -201,14 +205,29 @@ class Retriever:
 
     def page_titles(self) -> list[str]:
         """Every page's title, as a sidebar lists them; read once per book version."""
+        return [title for _, title in self.pages() if title]
+
+    def pages(self) -> list[tuple[str, str]]:
+        """Every page as (source_file, title), in the book's order (the table of contents'); read once per
+        book version."""
         version = self.store.book_version()
         key = version.label if version else ""
         if self._titles is None or self._titles[0] != key:
             pages = {(int(p.get("page_number") or 0), str(p.get("source_file") or "")): str(p.get("doc_title") or "")
                      for p in self.store.scroll_payloads(["doc_title", "page_number", "source_file"])}
-            # In the book's order (the table of contents'), as the sidebar lists them.
-            self._titles = (key, [title for _, title in sorted(pages.items()) if title])
+            self._titles = (key, [(source, title) for (_, source), title in sorted(pages.items())])
         return self._titles[1]
+
+    def vocabulary(self) -> frozenset[str]:
+        """Every word of the book's text, lower-cased (what a misspelt word of a question may have meant);
+        read once per book version, and only when a question needs it."""
+        version = self.store.book_version()
+        key = version.label if version else ""
+        if self._vocabulary is None or self._vocabulary[0] != key:
+            words = {w.lower() for p in self.store.scroll_payloads(["content_text"])
+                     for w in _VOCABULARY_WORD.findall(str(p.get("content_text") or ""))}
+            self._vocabulary = (key, frozenset(words))
+        return self._vocabulary[1]
 
     def uses_term(self, term: str) -> bool:
         """True when the book contains the stemmed `term` anywhere: its sparse index holds every term."""

@@ -15,8 +15,10 @@ from functools import lru_cache
 from bookrag.text.bm25 import stem_words
 
 _FACETS: dict[str, tuple[str, ...]] = {
-    "cons": ("drawback", "downside", "disadvantage", "cons", "limitation", "weakness", "shortcoming", "pitfall"),
-    "pros": ("advantage", "benefit", "pros", "upside", "strength", "merit"),
+    # A "Trade-offs" heading gives both sides (textbook-2's "Performance Trade-offs", "Cost Trade-offs").
+    "cons": ("drawback", "downside", "disadvantage", "cons", "limitation", "weakness", "shortcoming", "pitfall",
+             "trade-off", "tradeoff"),
+    "pros": ("advantage", "benefit", "pros", "upside", "strength", "merit", "trade-off", "tradeoff"),
     "hard": ("challenge", "difficulty", "difficulties", "difficult", "hard", "tricky"),
     # Not "its own" or "their own": "on its own premises" is not custom-made.
     "custom": ("custom", "customised", "customized", "my own", "your own", "our own"),

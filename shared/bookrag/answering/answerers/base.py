@@ -77,7 +77,12 @@ class Draft:
         return seen
 
 
-Retrieve = Callable[[str], list[SearchHit]]
+class Retrieve(Protocol):
+    """The agent's retrieval for an answerer: the chunks for `text` that clear its threshold, recorded as
+    retrieved (so that they may be cited); within one page (`page`, a source file) when given."""
+
+    def __call__(self, text: str, page: str | None = None) -> list[SearchHit]: ...
+
 T = TypeVar("T")
 _BOUNDED = ThreadPoolExecutor(max_workers=4, thread_name_prefix="bookrag-bounded")
 

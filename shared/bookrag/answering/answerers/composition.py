@@ -1,8 +1,7 @@
 """Which scored statements make the extractive answer, and in what order (`choose`, `compose`).
 
-1. It refuses (`weak_evidence`) when the best evidence it found, the best unit's score (which
-   already includes the chunk's retrieval score and heading match), is below `min_best`.
-2. Otherwise it leads with the section that answers best as a whole (its best unit plus half its
+1. (Whether to answer at all is decided before: `answering.gate.silent`.)
+2. It leads with the section that answers best as a whole (its best unit plus half its
    second best), among the sections whose best unit is within `_LEAD_MARGIN` of the best of all (a
    list of middling bullets does not outvote the sentence that answers), takes that section's best
    unit (with the sentence after it when that one continues it: "It's the point where ..."), the
@@ -20,31 +19,21 @@
    answer), each in the book's order, with the citation marker of its chunk
    after every unit, and `Draft.spans` carrying each unit's raw span for the span citations
    (`answerers.spans`).
-3. Issue 24's shapes: course scaffolding (`answerers.scaffolding`) never leads unless the question asks
-   about it (and scores `_SCAFFOLD_PENALTY` lower as a runner-up); a "What is X?" question leads with
-   the book's definition of X (X the subject of a defining verb), from a section whose heading names X
-   first; an item quoted alone names what it is about ("Simbody — Pros: ..."); a lead-in's items stand
-   as a Markdown list, one per line, and a code block as a fenced block, only when the question asks
-   for code or configuration (or the block is comments only). The citation marker follows the lead-in,
+3. Issue 24's shapes: course scaffolding (`answerers.scaffolding`) never leads unless the question
+   asks about it (and scores lower as a runner-up: its fitted weight, `answerers.scoring`); a "What is
+   X?" question leads with the book's definition of X (X the subject of a defining verb), from a section
+   whose heading names X first; an item quoted alone names what it is about ("Simbody — Pros: ..."); a
+   lead-in's items stand as a Markdown list, one per line, and a code block as a fenced block, only when
+   the question asks for code or configuration (or the block is comments only). The citation marker follows the lead-in,
    so every sentence the citation check reads still carries or precedes its marker.
 
-Calibration for the local embedder (all-MiniLM-L6-v2, 200-token chunks, hybrid retrieval, agent
-threshold 0.32); w = 0.6, min_keep = 0.30, keep_ratio = 0.7 as before, min_best re-measured on the
-new score (benchmarks/answers.md), re-measured in round 2 on all four sets: answerable questions'
-best unit scores from 0.468 (sample book; "My arm's joint speeds explode ...", refused) and 0.542
-(the QoS question that used to be refused) up; on textbook-2 and its answer set from 0.62.
-Unanswerable questions that pass the unknown-term check score up to 0.505 (textbook-2: "How do I
-customise the behavior tree that Nav2 uses for its recovery behaviours?"); every other unanswerable
-question of the four sets is refused earlier (nothing above the retrieval threshold, or an unknown
-named term). min_best = 0.52 sits between 0.505 and 0.542: the margins are thin on both sides, and
-the one answerable question below it is the cost of keeping textbook-2's unanswerable questions at
-9/9. A section-level evidence score (the lead section's best unit plus half its second best) does
-not separate them either: 0.695 for the refused answerable question, 0.696 for the Nav2 one.
+4. The lead section then fills the answer, in the book's order, to about a paragraph (`_FILL_CHARS`).
 
-With a remote embedder (Cohere) sentences are not embedded: its document calls follow the ingest
-retry policy, whose waits do not fit in a request. Each unit then takes its chunk's cosine, and
-word overlap ranks units within a chunk. That column is provisional (embed-english-v3.0 cosines run
-higher than MiniLM's, so the bars are raised by 0.1): recalibrate when a Cohere key is at hand.
+Scores are the fitted model's (`answerers.scoring`): `min_keep` comes with its weights;
+whether to answer at all is the gate's (`answering.gate.silent`), so `choose` refuses only when nothing
+was scored. With a remote embedder (Cohere) sentences are not embedded (its document calls follow the
+ingest retry policy, whose waits do not fit in a request): each unit takes its chunk's cosine and the
+other features rank units within a chunk. Refit with a Cohere key at hand to calibrate that case.
 """
 
 from __future__ import annotations
@@ -55,6 +44,7 @@ from bookrag.answering.answerers.base import DocumentSet, Draft
 from bookrag.answering.answerers.candidates import opening_label
 from bookrag.answering.answerers.questions import QuestionShape, asked_words
 from bookrag.answering.answerers.scaffolding import asks_about_scaffolding
+from bookrag.answering.answerers.scoring import weights
 from bookrag.domain.models import SearchHit
 from bookrag.text.bm25 import tokenize
 from bookrag.text.sentences import Unit
@@ -65,16 +55,16 @@ _MAX_WITH_LIST = 2  # a list and its definition are enough
 _OTHER_SECTION_RATIO = 0.9  # another section's unit needs this share of the best score (focus)
 _SECOND_WEIGHT = 0.5  # a section's second-best unit, in the section's score
 _INTRO_RATIO = 0.75  # a titled section of the page joins the page's introduction from this share of its score
-_SCAFFOLD_PENALTY = 0.15  # course scaffolding (objectives, schedules, lab steps) below what the book teaches
 _DEFINITION_RATIO = 0.7  # "What is X?": the book's definition of X leads from this share of the best score
 _INTRO_LEAD_RATIO = 0.9  # a titled section's statement leads over its page's introduction from this share
 _LEAD_MARGIN = 0.1  # a section leads only if its best statement is this close to the best of all
 _FULLER_MARGIN = 0.05  # a statement with the sentence that continues it, taken at this cost
+_FILL_CHARS = 600  # about a paragraph: the lead section fills the answer up to this many characters
+_MAX_FILLED = 2  # statements the lead section may add beyond `max_units`
 
 
 @dataclass(frozen=True, slots=True)
 class Calibration:
-    semantic_weight: float
     min_best: float
     min_keep: float
     keep_ratio: float
@@ -82,10 +72,10 @@ class Calibration:
     min_units: int = 2
 
 
-CALIBRATION: dict[str, Calibration] = {
-    "local": Calibration(semantic_weight=0.6, min_best=0.52, min_keep=0.30, keep_ratio=0.7),
-    "cohere": Calibration(semantic_weight=0.6, min_best=0.62, min_keep=0.40, keep_ratio=0.7),
-}
+def fitted_calibration() -> Calibration:
+    """The bars of the fitted score (`answerers.scoring`): never keep a statement below `min_keep`. Whether to
+    answer at all is the gate's (`answering.gate.silent`), so no best score refuses here."""
+    return Calibration(min_best=0.0, min_keep=weights().min_keep, keep_ratio=0.7)
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,8 +107,6 @@ def choose(scored: list[Scored], question: str, cal: Calibration) -> list[Scored
         # Objectives, schedules and lab steps share a chapter's words but do not answer about its subject:
         # they neither lead nor join an answer when the book says something else worth keeping
         # ("Assessment Criteria — ...", a grade scale for "what is it good for?"); else they rank lower.
-        scored = sorted((replace(s, score=s.score - _SCAFFOLD_PENALTY) if s.scaffold else s for s in scored),
-                        key=lambda s: s.score, reverse=True)
         taught = [s for s in scored if not s.scaffold]
         scored = taught if taught and taught[0].score >= cal.min_keep else scored
     # The answer leads with the section that answers best as a whole (its best unit plus half its
@@ -199,8 +187,30 @@ def choose(scored: list[Scored], question: str, cal: Calibration) -> list[Scored
             # section of the page answers (as for the lead: `_past_the_introduction`).
             continue
         add(candidate)
+    if not has_list:  # a list and its definition are the whole answer to a list question
+        _fill(chosen, scored, cal)
     chosen[0] = _continued(best, chosen)
     return _in_question_order(chosen, len(shape.parts))
+
+
+def _fill(chosen: list[Scored], scored: list[Scored], cal: Calibration) -> None:
+    """The statements that follow the lead in its section, in the book's order, until the answer reads
+    about a paragraph (`_FILL_CHARS`): the section that answers says more than its best sentence, and a
+    reader gets what the book says next instead of one line out of context. Sentences and whole lists only
+    (an item alone would break its list), never what comes before the lead (it leads)."""
+    lead = chosen[0]
+    said = sum(len(c.text) for c in chosen)
+    after = (lead.hit.chunk_index, lead.unit.position)
+    rest = sorted((s for s in scored if _section(s) == _section(lead) and s not in chosen and not s.scaffold
+                   and not (s.unit.kind == "item" and not s.unit.items)
+                   and (s.hit.chunk_index, s.unit.position) > after),
+                  key=lambda s: (s.hit.chunk_index, s.unit.position))
+    for s in rest:
+        if said >= _FILL_CHARS or len(chosen) >= cal.max_units + _MAX_FILLED:
+            break
+        if not any(_redundant(s, c) for c in chosen):
+            chosen.append(s)
+            said += len(s.text)
 
 
 def _in_question_order(chosen: list[Scored], parts: int) -> list[Scored]:

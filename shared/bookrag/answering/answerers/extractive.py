@@ -7,68 +7,63 @@ How it decides (deterministic, no network beyond the configured embedder and sto
    block it introduces; so does a run of definition lines ("**Term**: ..."), and a list directly
    under its heading takes the heading as its lead-in. A chunk's cut-off first fragment (lower-case
    start at offset 0) is dropped. Each unit knows its raw span in the chunk's `content_text`.
-2. The question's shape (`QuestionShape`): does it ask for a list ("what parts / which layers make
-   up / what are the four ..."), and which parts must a complete answer cover ("the difference
-   between A and B", "compare A with B", "A vs B", "What is X, and what Y?", two questions).
-3. Each unit is scored against the question:
-   `score = w * cosine(question, unit) + (1 - w) * overlap + 0.15 * heading + 0.5 * chunk_cosine
-   (+ 0.2 when the question names every word of the heading the unit sits under: "Materials",
-   "During Development"; + 0.1 more when that heading is the kind the question asks for by name, "What
-   materials ...?"; + 0.2 when the question asks for a side, "downsides", that labels the unit, its items
-   or headings, "**Limitations**:" (`text.facets`); + 0.05 for a lead-in with its list when a list is
-   asked for; - 0.1 when the unit's page, as far as it was retrieved, never says a name the question
-   gives: "Isaac" of "Isaac ROS")`, where the cosine comes from the local embedder (one batched
-   `embed_documents` call per question), `overlap` is the share of the question's stemmed content words
-   (`bookrag.text.bm25.tokenize`) found in the unit or its headings, `heading` the share found in its
-   own section heading, and `chunk_cosine` the retrieval's score for the unit's chunk (the right section
-   is usually ranked first).
-   Each part of a multi-part question is scored the same way on its own (its chunk's retrieval score
-   included). A clause of a question that asks two things is also searched on its own (`part_hits`): its
-   chunks compete for that clause, without their retrieval score for the whole question.
-4. It refuses (`weak_evidence`) when the question is about something the book never mentions:
-   its words are looked up in the retrieved chunks, then (at most 8 lookups, within the request's
-   deadline) in the book's sparse index, which holds every stemmed term of the book. Off-book if
-   any *named* term is unknown (a proper noun, acronym, version or model number: "Melodic",
-   "18.04", "PID", "PX4", "RT-2"; a hyphenated name is known when each of its parts is, since the
-   book may write "Denavit–Hartenberg" with an en dash), or if at least a third of the question's
-   content words are (the "poem" in "Write me a poem about robots"), unless the gate excuses it
-   (`answering.gate.excuses`: only ordinary words unknown, and a name of the question heads or labels
-   the first chunk: "downsides" in "What are the downsides of Simbody?").
+2. The question as typed is respelt (`questions.respell`): a word no English lexicon and no page knows is
+   the book's word it misspells ("reducr" -> "reducer"). Its shape (`QuestionShape`): does it ask for a
+   list, which parts a complete answer covers ("the difference between A and B", "A vs B", two
+   questions), does it ask for a summary of a page ("summarize module 3": `answerers.summary` answers it
+   from that page's opening and the first sentence of its sections).
+3. Each unit is scored by one fitted model (`answerers.scoring`): a logistic regression over features that
+   mean the same in any book (the dense cosine from the local embedder, one batched `embed_documents` call
+   per question; the share of the question's stemmed words and facets in the unit, its headings, its own
+   section heading; the chunk's retrieval score and rank; the unit's kind and place; the page's kind),
+   weights fit on our own books' answer sets (`make refit`). Each part of a multi-part question is scored
+   the same way on its own. A clause of a question that asks two things is also searched on its own
+   (`part_hits`): its chunks compete for that clause, without their retrieval score for the whole question.
+4. It refuses (`weak_evidence`) when the book is silent (`answering.gate.silent`, fit with the scores):
+   from the best statement's score, the retrieval's, and the question's words the book never uses (looked
+   up in the retrieved chunks, then, at most 8 lookups within the request's deadline, in the book's sparse
+   index), and whether one of those is a name (capitalised, an acronym or version, or no English word:
+   "svelte", `text.lexicon`). A reader's own words ("downsides", "really") weigh less than a product the
+   book never mentions.
 5. `composition` chooses the statements that make the answer, and their order, or none (a refusal)."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from bookrag.answering.answerers.base import Draft, Retrieve, run_within
 from bookrag.answering.answerers.candidates import Candidate, candidates, own_headings
-from bookrag.answering.answerers.composition import CALIBRATION, Calibration, Scored, choose, compose
-from bookrag.answering.answerers.questions import QuestionShape, Unknown, asked_words, named_terms
-from bookrag.answering.gate import asked_about, excuses, lift
+from bookrag.answering.answerers.composition import Calibration, Scored, choose, compose, fitted_calibration
+from bookrag.answering.answerers.questions import (
+    QuestionShape,
+    Unknown,
+    asked_words,
+    named_terms,
+    respell,
+    summary_subject,
+    typed_words,
+)
+from bookrag.answering.answerers.scaffolding import asks_about_scaffolding
+from bookrag.answering.answerers.scoring import FEATURES, weights
+from bookrag.answering.answerers.summary import summary
+from bookrag.answering.gate import asked_about, silence_features, silent
 from bookrag.contracts.agent import REFUSAL
 from bookrag.domain.deadline import Deadline
 from bookrag.domain.models import SearchHit
 from bookrag.errors import StoreTimeoutError
 from bookrag.text.bm25 import tokenize
-from bookrag.text.facets import facets
+from bookrag.text.facets import facets, without_facet_words
+from bookrag.text.lexicon import english
 
 if TYPE_CHECKING:
     from bookrag.retrieval.retriever import Retriever
 
 
 _MAX_TERM_LOOKUPS = 8
-_CHUNK_WEIGHT = 0.5  # times the chunk's retrieval cosine, added to each of its units' scores
-_HEADING_BONUS = 0.15  # share of the question's words in the unit's section heading, weighted
-_NAMED_HEADING_BONUS = 0.2  # the question names every word of the unit's own section heading
-_LIST_BONUS = 0.05  # a lead-in with its list, for a question that asks for a list
-_TYPE_BONUS = 0.1  # the unit's own heading is the kind asked for by name ("What materials ...?", "Materials")
-_FACET_BONUS = 0.2  # the question asks for a side ("downsides") that labels the unit ("**Limitations**:")
-_UNNAMED_PENALTY = 0.1  # the unit's page never says a name the question gives ("Isaac" of "Isaac ROS")
 _MIN_PART_TERMS = 3  # a clause with fewer content words is not searched on its own
 _PART_TOP_K = 3  # chunks kept per searched clause
 _MIN_PART_BUDGET_S = 2.0  # the request's deadline must leave this much for a clause's search
@@ -101,9 +96,15 @@ class ExtractiveAnswerer:
 
     def __init__(self, retriever: Retriever, calibration: Calibration | None = None) -> None:
         self.retriever = retriever
-        provider = retriever.settings.resolved_embedding_provider
         self._local = retriever.embeds_locally
-        self.calibration = calibration or CALIBRATION[provider]
+        self._calibration = calibration
+
+    @property
+    def calibration(self) -> Calibration:
+        """Read on first use: the fitted weights come with it (`answerers.scoring`)."""
+        if self._calibration is None:
+            self._calibration = fitted_calibration()
+        return self._calibration
 
     # --- the Answerer protocol ---------------------------------------------------------------
 
@@ -111,13 +112,18 @@ class ExtractiveAnswerer:
         """Raises `EmbeddingError` (scoring embeds the sentences) and store errors (term lookups)."""
         if not hits:
             return Draft(REFUSAL, refused=True, reason="no_relevant_context")
+        question = respell(question, hits, self.retriever.vocabulary)
+        subject = summary_subject(question)
+        summed = summary(subject, self.retriever.pages(), hits, retrieve) if subject else None
+        if summed is not None:
+            return self.compose(*summed)
         unknown = self.unknown_terms(question, hits, deadline)
-        names = named_terms(question)
-        if unknown.off_book and not excuses(hits, unknown.words, unknown.named, names):
-            return Draft(REFUSAL, refused=True, reason="weak_evidence")
         part_hits = self.part_hits(question, hits, retrieve, deadline)
         scored = self.score(question, hits, part_hits)
-        chosen = self.select(scored, question, self._bar(question, scored, names))
+        if silent(silence_features(scored[0].score if scored else 0.0, len(unknown.words), unknown.total,
+                                   bool(unknown.named), hits)):
+            return Draft(REFUSAL, refused=True, reason="weak_evidence")
+        chosen = self.select(scored, question)
         if not chosen:
             return Draft(REFUSAL, refused=True, reason="weak_evidence")
         return self.compose(chosen, [*hits, *part_hits])
@@ -151,7 +157,7 @@ class ExtractiveAnswerer:
             # parts of an identifier or a hyphenated word are words the book uses.
             joined = " ".join(t for t in found if "_" in t or "-" in t)
             evidence.update(tokenize(re.sub(r"[-_]", " ", joined)) if joined else ())
-        words = list(dict.fromkeys(tokenize(asked_about(question))))
+        words = list(dict.fromkeys(tokenize(without_facet_words(asked_about(question)))))
         names = set(named_terms(question))
         # Named terms first: one of them unknown settles it, and lookups are capped.
         absent = sorted((t for t in words if t not in evidence), key=lambda t: t not in names)
@@ -169,63 +175,80 @@ class ExtractiveAnswerer:
             unknown = run_within(lookup, deadline.remaining()) if deadline and absent else lookup()
         except TimeoutError:
             raise StoreTimeoutError() from None
-        return Unknown(words=unknown, named=[t for t in unknown if t in names], total=len(words))
+        # A name the book never uses ("svelte", "Kalibr", "ORB-SLAM3"): capitalised, or no English word.
+        surface = {stem: w for w in typed_words(asked_about(question)) for stem in tokenize(w)}
+        named = [t for t in unknown if t in names or not english(re.sub(r"[^a-z-]", "", surface.get(t, t).lower()))]
+        return Unknown(words=unknown, named=named, total=len(words))
 
     def _in_book(self, term: str) -> bool:
         return self.retriever.uses_term(term)
 
     def score(self, question: str, hits: list[SearchHit], part_hits: Sequence[SearchHit] = ()) -> list[Scored]:
-        """Every unit of `hits` and `part_hits`, best first. Raises `EmbeddingError`.
+        """Every unit of `hits` and `part_hits`, best first, scored by the fitted model (`answerers.scoring`).
+        Raises `EmbeddingError`.
 
         A unit of `part_hits` (retrieved for one clause of the question) competes for its clause; for the
         whole question its chunk's retrieval score, which measured the clause, is not counted."""
-        by_part = {h.chunk_id for h in part_hits}
-        shape = QuestionShape.of(question)
-        kind = asked_words(shape.kind)
-        units = candidates([*hits, *part_hits], shape)
-        names = set(named_terms(question))
-        said: dict[str, set[str]] = {}  # per page: the words of its retrieved chunks and their headings
-        for hit in [*hits, *part_hits]:
-            said.setdefault(hit.source_file, set()).update(
-                tokenize(" ".join([hit.text, hit.citation_label, *hit.payload.heading_path])))
+        units, x = self.features(question, hits, part_hits)
         if not units:
             return []
-        w = self.calibration.semantic_weight
-        queries = [question, *shape.parts]
-        cosines = self._cosines(queries, units)
-        wanted = [asked_words(q) for q in queries]
+        model = weights()
+        scores = [model.score(x[k]) for k in range(x.shape[0])]
+        wanted = asked_words(question)
         scored = []
         for i, cand in enumerate(units):
             terms = set(tokenize(cand.text)) | facets(cand.text) | cand.heading_terms
-            owns = own_headings(cand.hit, cand.unit)
-            values: list[float] = []
-            for k, words in enumerate(wanted):
-                overlap = len(words & terms) / len(words) if words else 0.0
-                heading = len(words & cand.section_terms) / len(words) if words else 0.0
-                # A short section whose own heading the question names ("Materials", "During Development")
-                # is about what is asked, though its bullets embed weakly.
-                # Every word of it: a heading that merely shares "humanoid" with the question says nothing.
-                named = any(own <= words for own in owns)
-                typed = k == 0 and bool(kind) and any(own == kind for own in owns)
-                values.append(w * max(0.0, float(cosines[k, i])) + (1 - w) * overlap + _HEADING_BONUS * heading
-                              + _NAMED_HEADING_BONUS * named + _FACET_BONUS * bool(words & cand.sides)
-                              + _TYPE_BONUS * typed)
-            # The retrieval's own judgement of the chunk: the right section is usually ranked first.
-            value = values[0] + (0.0 if cand.hit.chunk_id in by_part else _CHUNK_WEIGHT * cand.hit.score)
-            if not names <= said[cand.hit.source_file]:
-                # "the recommended way to install Isaac ROS": a page that never says "Isaac" (ROS 2's own
-                # installation) is not about it. A page, not a chunk: its sections need not repeat "ROS".
-                value -= _UNNAMED_PENALTY
-            if shape.wants_list and cand.unit.items:
-                value += _LIST_BONUS
-            overlap0 = len(wanted[0] & terms) / len(wanted[0]) if wanted[0] else 0.0
-            # A part's statement is judged like the whole question's: with its chunk's retrieval score.
-            parts = tuple(v + _CHUNK_WEIGHT * cand.hit.score for v in values[1:])
-            scored.append(Scored(cand.hit, cand.unit, cand.text, value, max(0.0, float(cosines[0, i])), overlap0,
+            overlap0 = len(wanted & terms) / len(wanted) if wanted else 0.0
+            parts = tuple(float(scores[k][i]) for k in range(1, len(scores)))
+            scored.append(Scored(cand.hit, cand.unit, cand.text, float(scores[0][i]), float(x[0, i, 0]), overlap0,
                                  cand.spans, terms, parts, frozenset(cand.section_terms), cand.follow,
                                  cand.block, cand.scaffold, cand.defines, cand.label))
         scored.sort(key=lambda s: s.score, reverse=True)
         return scored
+
+    def features(self, question: str, hits: list[SearchHit],
+                 part_hits: Sequence[SearchHit] = ()) -> tuple[list[Candidate], np.ndarray]:
+        """The statements of `hits` and `part_hits` and their features (`scoring.FEATURES`), one matrix per
+        query: the question, then each of its parts (queries x statements x features)."""
+        by_part = {h.chunk_id for h in part_hits}
+        shape = QuestionShape.of(question)
+        kind = asked_words(shape.kind)
+        # Scaffolding answers a question about it ("How often is it audited?": "Audit schedule — ...").
+        asks_scaffolding = asks_about_scaffolding(question)
+        all_hits = [*hits, *part_hits]
+        units = candidates(all_hits, shape)
+        if not units:
+            return [], np.zeros((1 + len(shape.parts), 0, len(FEATURES)))
+        names = set(named_terms(question))
+        said: dict[str, set[str]] = {}  # per page: the words of its retrieved chunks and their headings
+        for hit in all_hits:
+            said.setdefault(hit.source_file, set()).update(
+                tokenize(" ".join([hit.text, hit.citation_label, *hit.payload.heading_path])))
+        queries = [question, *shape.parts]
+        cosines = self._cosines(queries, units)
+        wanted = [asked_words(q) for q in queries]
+        x = np.zeros((len(queries), len(units), len(FEATURES)))
+        for i, cand in enumerate(units):
+            terms = set(tokenize(cand.text)) | facets(cand.text) | cand.heading_terms
+            owns = own_headings(cand.hit, cand.unit)
+            unit = cand.unit
+            common = {"unnamed": float(not names <= said[cand.hit.source_file]),
+                      "list_asked": float(shape.wants_list and bool(unit.items)),
+                      "scaffold": float(cand.scaffold and not asks_scaffolding)}
+            for k, words in enumerate(wanted):
+                row = {**common,
+                       "cosine": max(0.0, float(cosines[k, i])),
+                       "overlap": len(words & terms) / len(words) if words else 0.0,
+                       "heading": len(words & cand.section_terms) / len(words) if words else 0.0,
+                       # Every word of it: a heading that merely shares "humanoid" with the question says nothing.
+                       "named_heading": float(any(own <= words for own in owns)),
+                       "facet": float(bool(words & cand.sides)),
+                       "typed": float(k == 0 and bool(kind) and any(own == kind for own in owns)),
+                       # A part's statement is judged with its chunk's retrieval score; for the whole
+                       # question, a chunk found for one clause measured that clause, not the question.
+                       "chunk": 0.0 if k == 0 and cand.hit.chunk_id in by_part else cand.hit.score}
+                x[k, i] = [row[f] for f in FEATURES]
+        return units, x
 
     def _cosines(self, queries: list[str], units: list[Candidate]) -> np.ndarray:
         """queries x units cosine matrix."""
@@ -244,20 +267,10 @@ class ExtractiveAnswerer:
         return cosines
 
 
-    def _bar(self, question: str, scored: list[Scored], names: list[str]) -> Calibration:
-        """The calibration, its refusal bar met when the best statement's chunk has headings or labels
-        that name the question's subject (`answering.gate.lift`, weighted as the chunk's retrieval
-        score is): a labelled bullet embeds weakly. Unchanged for a statement that clears it alone."""
-        cal = self.calibration
-        if not scored or scored[0].score >= cal.min_best:
-            return cal
-        if scored[0].score + _CHUNK_WEIGHT * lift(question, scored[0].hit, names) < cal.min_best:
-            return cal
-        return replace(cal, min_best=scored[0].score)
-
     def select(self, scored: list[Scored], question: str = "", calibration: Calibration | None = None) -> list[Scored]:
         """The statements that make the answer (`composition.choose`), or none: a refusal."""
         return choose(scored, question, calibration or self.calibration)
 
     def compose(self, chosen: list[Scored], hits: list[SearchHit]) -> Draft:
         return compose(chosen, hits)
+

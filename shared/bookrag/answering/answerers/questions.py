@@ -5,10 +5,13 @@ covers). Used by the extractive answerer."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
-from bookrag.text.bm25 import tokenize
+from bookrag.domain.models import SearchHit
+from bookrag.text.bm25 import STOP_WORDS, tokenize
 from bookrag.text.facets import facets, without_facet_words
+from bookrag.text.lexicon import closest, english
 
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+/-]*[A-Za-z0-9+]|[A-Za-z0-9]")
 
@@ -90,6 +93,20 @@ def answer_type(question: str) -> str:
     return m.group("kind") if m else ""
 
 
+
+# "can you summarize module 3", "tl;dr of the style guide", "what's the essentials tutorial part 6 about":
+# the subject after the asking, or between "what's" and "about".
+_SUMMARY = re.compile(r"^.*?\b(?:summari[sz]e|summary\s+of|sum\s+up|tl;?\s*dr(?:\s+of)?|gist\s+of|recap\s+of|"
+                      r"overview\s+of)\b(?P<s>.+)$|^\s*what(?:'s|s|\s+is|\s+does)\s+(?P<t>.+?)\s+(?:about|cover)\W*$",
+                      re.IGNORECASE)
+
+
+def summary_subject(question: str) -> str:
+    """What a request for a summary names ("module 3 for me" of "can you summarize module 3 for me"), else ''."""
+    m = _SUMMARY.match(" ".join(question.split()))
+    return (m.group("s") or m.group("t")).strip(" ?.!") if m else ""
+
+
 def defined_term(question: str) -> str:
     """The X of "What is X?" (a named thing, not a relation), else ''."""
     q = " ".join(question.split())
@@ -138,17 +155,38 @@ def _appositive(sentence: str, term: str) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class Unknown:
-    """Question words the book never uses. `named` are the proper nouns, acronyms and versions among them."""
+    """Question words the book never uses (stems). `named` are the names among them: proper nouns, acronyms,
+    versions, and words no English lexicon holds ("svelte", "kalibr"); the others are a reader's own words."""
 
     words: list[str]
     named: list[str]
     total: int
 
-    @property
-    def off_book(self) -> bool:
-        # Measured: in-book questions leave at most 4 of 13 words unknown (paraphrase), off-book ones 1 in 3.
-        return bool(self.named) or (self.total > 0 and 3 * len(self.words) >= self.total)
 
+def typed_words(text: str) -> list[str]:
+    """The words of `text` as a reader typed them ("ROS2", "co-simulaton", "18.04")."""
+    return _WORD.findall(text)
+
+
+def respell(question: str, hits: Sequence[SearchHit], vocabulary: Callable[[], Collection[str]] = frozenset) -> str:
+    """`question` with each misspelt word replaced by the word it misspells (`text.lexicon.closest`): a word of
+    the retrieved text or a function word ("shoud" -> "should"), else of the whole book (`vocabulary`, read
+    only then): "reducr" -> "reducer", "diffrence" -> "difference". A word the book or English knows is kept as
+    typed: "really" is a reader's word, not a typo."""
+    seen = {w.lower() for hit in hits for w in _WORD.findall(" ".join([hit.text, *hit.payload.heading_path]))}
+    seen |= STOP_WORDS
+    out = question
+    for word in dict.fromkeys(_WORD.findall(question)):
+        lower = word.lower()
+        if lower in seen or not lower.isalpha() or english(lower):
+            continue
+        found = closest(lower, seen)
+        if found is None:
+            book = vocabulary()
+            found = None if lower in book else closest(lower, book)
+        if found:
+            out = re.sub(rf"\b{re.escape(word)}\b", found, out)
+    return out
 
 
 def named_terms(question: str) -> list[str]:
@@ -171,7 +209,6 @@ def named_terms(question: str) -> list[str]:
             if stem not in stems:
                 stems.append(stem)
     return stems
-
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,89 @@
+"""A question that asks for the gist of a page or a part of the book ("can you summarize module 3",
+"tl;dr of the style guide", "what's the essentials tutorial part 6 about"): answered from that page's own
+opening and the first sentence of each of its sections, never from a page that only names it ("proceed to
+Module 3").
+
+The page is the one whose title and path name the most of the subject's words, every number of the subject
+among them ("part 6" is not "part 3"); among equals, the first in the book's order (a part's index page
+before its chapters). Its chunks come through the agent's `retrieve` (the page's own chunks, searched by its
+title), so they are retrieved and may be cited like any other.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from bookrag.answering.answerers.base import Retrieve
+from bookrag.answering.answerers.candidates import candidates
+from bookrag.answering.answerers.composition import Scored
+from bookrag.answering.answerers.questions import QuestionShape, summary_subject
+from bookrag.domain.models import SearchHit
+from bookrag.text.bm25 import tokenize
+from bookrag.text.sentences import SECTION_NUMBER
+
+__all__ = ["page_hits", "page_named", "summary"]
+
+_NUMBER = re.compile(r"\d+")
+_MIN_COVER = 0.5  # the page's title and path name at least half of the subject's words
+_MAX_SECTIONS = 4  # the opening, then the first sentence of up to three sections
+_MIN_WORDS = 6  # a sentence shorter than this says too little to stand for its section
+
+
+def _words(text: str) -> tuple[set[str], set[str]]:
+    """Stems and numbers of a subject, a title or a path ("module-3-digital-twin/index.md")."""
+    text = re.sub(r"[/_.-]+", " ", text)
+    return set(tokenize(text)), set(_NUMBER.findall(text))
+
+
+def page_named(subject: str, pages: Sequence[tuple[str, str]]) -> str | None:
+    """The source file of the page `subject` names, else None."""
+    want, numbers = _words(subject)
+    if not want and not numbers:
+        return None
+    best: tuple[float, int] | None = None
+    found = None
+    for order, (source, title) in enumerate(pages):
+        have, have_numbers = _words(f"{title} {source.rsplit('.', 1)[0]}")
+        if not numbers <= have_numbers:
+            continue
+        cover = (len(want & have) + len(numbers)) / (len(want) + len(numbers))
+        if cover >= _MIN_COVER and (best is None or cover > best[0]):
+            best, found = (cover, order), source
+    return found
+
+
+def page_hits(question: str, pages: Sequence[tuple[str, str]], retrieve: Retrieve) -> list[SearchHit]:
+    """For a request for a summary whose words retrieve nothing ("can you summarize part 3 for me"), the chunks
+    of the page it names, searched by its title; [] for any other question."""
+    subject = summary_subject(question)
+    source = page_named(subject, pages) if subject else None
+    if source is None:
+        return []
+    title = next(t for s, t in pages if s == source)
+    return retrieve(title or subject, page=source)
+
+
+def summary(subject: str, pages: Sequence[tuple[str, str]], hits: Sequence[SearchHit],
+            retrieve: Retrieve) -> tuple[list[Scored], list[SearchHit]] | None:
+    """The statements that sum up the page `subject` names, in its order, and the hits they come from; None
+    when no page is named or none of its text was retrieved."""
+    source = page_named(subject, pages)
+    if source is None:
+        return None
+    title = next(t for s, t in pages if s == source)
+    page = {h.chunk_id: h for h in [*hits, *retrieve(title or subject, page=source)] if h.source_file == source}
+    ordered = sorted(page.values(), key=lambda h: h.chunk_index)
+    chosen: list[Scored] = []
+    sections: set[str] = set()
+    for cand in candidates(ordered, QuestionShape.of(title)):
+        heading = cand.hit.section_heading
+        if heading in sections or cand.unit.kind != "sentence" or cand.unit.items \
+                or len(cand.unit.text.split()) < _MIN_WORDS:
+            continue
+        sections.add(heading)
+        label = "" if heading == cand.hit.payload.doc_title else SECTION_NUMBER.sub("", heading).strip()
+        chosen.append(Scored(cand.hit, cand.unit, cand.text, 1.0, 1.0, 1.0, cand.spans, label=label))
+        if len(chosen) == _MAX_SECTIONS:
+            break
+    return (chosen, ordered) if chosen else None

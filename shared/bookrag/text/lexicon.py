@@ -1,0 +1,64 @@
+"""Which words of a question are English and which are names, and what a misspelt word meant.
+
+A reader types "reducr", "dispatchng", "co-simulaton": words no book uses, which must not make a
+question look off-book. `closest` maps such a word to the word of the book's text it misspells (the
+same first letter, difflib's similarity ratio >= `TYPO_RATIO`): typing errors keep the first letter far
+more often than not, and "preact" must not become "react".
+
+`english` tells an ordinary English word ("really", "shrink", "workout") from a name ("svelte",
+"kalibr", "jotai"): a question near the book's subject that names a product the book never mentions
+is off-book; one that uses a colloquial word the book never writes is not. The lexicon is the
+whole-word entries of all-MiniLM-L6-v2's WordPiece vocabulary (`bookrag/data/english-words.txt`,
+21,719 words, Apache-2.0, the model we embed with offline): WordPiece keeps frequent English words
+whole and splits rare words and names into pieces.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Collection
+from functools import cache
+from importlib.resources import files
+
+__all__ = ["TYPO_RATIO", "closest", "english"]
+
+TYPO_RATIO = 0.8
+_MIN_TYPO_LEN = 4  # "wat" and "pls" are too short to tell a typo from another word
+_ENDINGS = ("s", "es", "ed", "ing", "er", "ers", "est", "ly", "ize", "ise", "ized", "ised", "izing", "ising", "ness")
+_MIN_PART = 3  # a compound's parts: "drawback" is "draw" + "back", "svelte" no such pair
+
+
+@cache
+def _lexicon() -> frozenset[str]:
+    text = (files("bookrag") / "data" / "english-words.txt").read_text(encoding="utf-8")
+    return frozenset(text.split())
+
+
+def english(word: str) -> bool:
+    """Whether `word` is an ordinary English word, not a name or a typo: a lexicon entry, one with a common
+    ending ("beginner", "cheapest"), a compound of two ("drawback", "workout"), or a hyphenated word whose
+    parts all are ("human-shaped")."""
+    w = word.lower()
+    if "-" in w:
+        parts = [p for p in w.split("-") if p]
+        return bool(parts) and all(english(p) for p in parts)
+    return _inflected(w) or any(_inflected(w[:i]) and _inflected(w[i:])
+                                for i in range(_MIN_PART, len(w) - _MIN_PART + 1))
+
+
+def _inflected(w: str) -> bool:
+    words = _lexicon()
+    if w in words:
+        return True
+    return any(w.endswith(e) and len(w) - len(e) >= 3 and (w[:-len(e)] in words or w[:-len(e)] + "e" in words)
+               for e in _ENDINGS)
+
+
+def closest(word: str, known: Collection[str]) -> str | None:
+    """The word of `known` that `word` misspells, else None."""
+    w = word.lower()
+    if len(w) < _MIN_TYPO_LEN or w in known:
+        return None
+    same_start = [k for k in known if k[:1] == w[:1] and abs(len(k) - len(w)) <= 2]
+    found = difflib.get_close_matches(w, same_start, n=1, cutoff=TYPO_RATIO)
+    return found[0] if found else None

@@ -1,0 +1,55 @@
+"""A reader's own words (issue 37): typos respelt to the book's words, names told from English words, and the
+page a request for a summary names. Pure functions, no store."""
+
+from __future__ import annotations
+
+from bookrag.answering.answerers.questions import summary_subject
+from bookrag.answering.answerers.summary import page_named
+from bookrag.text.lexicon import closest, english
+
+
+def test_a_typo_is_the_book_word_it_misspells() -> None:
+    book = {"reducer", "dispatching", "difference", "should", "normalized", "humanoid"}
+    assert closest("reducr", book) == "reducer"
+    assert closest("dispatchng", book) == "dispatching"
+    assert closest("diffrence", book) == "difference"
+    assert closest("shoud", book) == "should"
+    assert closest("normalised", book) == "normalized"
+    assert closest("humaniod", book) == "humanoid"
+
+
+def test_a_name_is_never_respelt_into_another_word() -> None:
+    # Typing errors keep the first letter: "preact" is not a typo of "react".
+    assert closest("preact", {"react", "reactive"}) is None
+    assert closest("svelte", {"selector", "state", "settle"}) is None
+    assert closest("wat", {"what"}) is None  # too short to tell
+
+
+def test_english_words_are_not_names() -> None:
+    for word in ("really", "shrink", "workout", "drawbacks", "downsides", "cheapest", "human-shaped", "beginner"):
+        assert english(word), word
+    for name in ("svelte", "kalibr", "jotai", "pinia", "vuex", "valtio"):
+        assert not english(name), name
+
+
+def test_a_request_for_a_summary_names_its_subject() -> None:
+    assert summary_subject("can you summarize module 3 for me") == "module 3 for me"
+    assert summary_subject("tl;dr of the unity chapter pls") == "the unity chapter pls"
+    assert summary_subject("what's the essentials tutorial part 6 about") == "the essentials tutorial part 6"
+    assert summary_subject("give me the gist of the code splitting page") == "the code splitting page"
+    assert summary_subject("what does a robot need to walk") == ""
+    assert summary_subject("What is a reducer?") == ""
+
+
+PAGES = [("intro.md", "Welcome"),
+         ("guide/part-1-tools.md", "Part 1: Tools"),
+         ("guide/part-3-baking.md", "Part 3: Shaping and Baking"),
+         ("guide/part-3-troubleshooting.md", "Part 3 appendix: Troubleshooting"),
+         ("style/style-guide.md", "Style Guide")]
+
+
+def test_the_page_a_summary_names_has_its_numbers_and_most_of_its_words() -> None:
+    assert page_named("part 3", PAGES) == "guide/part-3-baking.md"  # the first of the part's pages
+    assert page_named("the style guide", PAGES) == "style/style-guide.md"
+    assert page_named("part 6", PAGES) is None  # "part 3" is not "part 6"
+    assert page_named("the bread oven chapter", PAGES) is None
