@@ -53,6 +53,7 @@ def measure(questions: list[str]) -> dict[str, Any]:
     # Imported here: the store and embedder come from the environment each book sets.
     from bookrag.answering.answerers.composition import Scored
     from bookrag.answering.answerers.extractive import ExtractiveAnswerer
+    from bookrag.answering.answerers.scoring import FEATURES, weights
     from bookrag.answering.context import book_context
     from bookrag.domain.deadline import Deadline
     from bookrag.services.container import current
@@ -61,7 +62,7 @@ def measure(questions: list[str]) -> dict[str, Any]:
     answerer = agent.answerer
     assert isinstance(answerer, ExtractiveAnswerer), "run with LLM_PROVIDER=extractive"
     retriever = agent.retriever
-    weight = answerer.calibration.semantic_weight
+    weight = weights().coef[FEATURES.index("cosine")]  # the fitted score's weight of the dense cosine
 
     def retrieve(text: str) -> list[Any]:
         return book_context(retriever, text)[1]

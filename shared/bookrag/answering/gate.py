@@ -16,10 +16,12 @@ agent's threshold, or the reranker's relevance clears `RERANK_MIN`. Without labe
 threshold as before, so a question answered before is answered the same way; the gate only lets
 through the chunks whose headings or labels name what the question asks about.
 
-It also settles the answerer's off-book word check (`excuses`): "downsides" may be a word the book
-never uses, and a third of "What are the downsides of Simbody?" is then unknown; the question is
-still about the book when every unknown word is an ordinary one (no name, acronym or version) and a
-named term of the question is a heading or label of the chunk ranked first.
+It also holds the answerer's one decision of whether the book is silent (`silent`, issue 37): a
+logistic regression over the best statement's fitted score, the retrieval's cosine, the share of the
+question's words the book never uses and whether one of them is a name, fit on our own books'
+answerable and unanswerable questions (`make refit`, `bookrag/data/gate-weights.json`). A reader's own
+word the book never uses ("downsides" of "What are the downsides of Simbody?") weighs little; a name
+it never uses weighs much more.
 
 Calibration on textbook-2 (eval/textbook-2.jsonl, eval/short-sections-textbook-2.jsonl; local
 embedder): an unanswerable question's chunks carry at most one labelled word of five to nine
