@@ -15,6 +15,7 @@ fresh ledger on each answer (nothing read or embedded yet), p50 and p90 per answ
 Usage:
   QDRANT_PATH=... python benchmarks/grounding_eval.py run eval/grounding-textbook-2.jsonl out.json
   python benchmarks/grounding_eval.py report .bookrag/grounding-eval benchmarks/grounding-after "title"
+  python benchmarks/grounding_eval.py features eval/grounding-features.csv run1.json run2.json ...
 """
 
 from __future__ import annotations
@@ -39,10 +40,12 @@ from tests.support.stubs import Recorded, Reply, StubServer  # noqa: E402
 
 from bookrag.answering.answerers.base import Draft  # noqa: E402
 
-try:  # the before run (issue 25) measures the code that had no `judge`
+try:  # the before run (issue 34) measures the code whose verdict had no fitted features
     from bookrag.answering.answerers.grounding import Grounder, GroundingCache, judge
-except ImportError:  # pragma: no cover - only before issue 25
-    judge = None  # type: ignore[assignment]
+    from bookrag.answering.answerers.grounding_score import FEATURES
+except ImportError:  # pragma: no cover - only before issue 34
+    from bookrag.answering.answerers.grounding import Grounder, GroundingCache, judge
+    FEATURES = ()
 from bookrag.answering.citations import Ledger  # noqa: E402
 from bookrag.config.settings import load_settings  # noqa: E402
 from bookrag.devtools.book_sections import tokens  # noqa: E402
@@ -118,25 +121,20 @@ class Recorder:
         return draft
 
 
-def _curve(agent: Any, draft: Draft, seen: dict[str, Any], sentences: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Each set sentence's verdict at each threshold of CURVE (the agent's judgment, the core rule aside),
-    and its scores at the agent's threshold. Before issue 25 there is no `judge`: nothing is recorded."""
+def _judged(agent: Any, draft: Draft, seen: dict[str, Any], sentences: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each set sentence's verdict as the agent judges it (the core rule aside), with every feature computed
+    (the cosine too, which the agent asks for only when it could change the verdict): the fit's table and
+    the threshold's curve are read from these."""
     out: list[dict[str, Any]] = [{} for _ in sentences]
-    if judge is None:
-        return out
-    cache = GroundingCache()  # shared across thresholds: each text is embedded once
     base = agent._grounder
-    for t in CURVE:
-        verdicts = judge(Draft(draft.text, citations=dict(draft.citations)), seen, cache,
-                         Grounder(base.embed, base.neighbours, t))
-        for i, s in enumerate(sentences):
-            v = next((v for v in verdicts if kept(s["text"], v.sentence)), None)
-            if v is not None:
-                out[i].setdefault("curve", {})[str(t)] = v.kept
-    for v in judge(Draft(draft.text, citations=dict(draft.citations)), seen, cache, base):
+    exact = Grounder(base.embed, base.neighbours, exact=True) if FEATURES else base
+    for v in judge(Draft(draft.text, citations=dict(draft.citations)), seen, GroundingCache(), exact):
         for i, s in enumerate(sentences):
             if kept(s["text"], v.sentence):
-                out[i].update(score=v.score, lexical=v.lexical, semantic=v.semantic, reason=v.reason)
+                features = getattr(v, "features", None)
+                out[i].update(score=v.score, lexical=v.lexical, semantic=v.semantic, reason=v.reason,
+                              check_kept=v.kept, judged=v.judged,
+                              features=dict(zip(FEATURES, features.row(), strict=True)) if features else None)
     return out
 
 
@@ -170,12 +168,15 @@ def run(set_path: str, out_path: str) -> int:
                 agent._check(Draft(draft.text, citations=dict(draft.citations)), ledger)
                 timings.append((time.perf_counter() - start) * 1000)
             unseen = model.unseen.get(case["question"], [])
-            curve = _curve(agent, draft, seen, case["sentences"])
+            curve = _judged(agent, draft, seen, case["sentences"])
             results.append({
                 "id": case["id"], "question": case["question"], "answer": response.answer,
                 "refused": response.is_refusal, "refusal_reason": response.refusal_reason,
-                "sentences": [{"kind": s["kind"], "text": s["text"],
-                               "kept": (not response.is_refusal) and kept(s["text"], response.answer),
+                "mode": getattr(response, "answer_mode", "generated"),
+                "sentences": [{"kind": s["kind"], "text": s["text"], "habit": s.get("habit") or "-",
+                               # The model's sentence reached the reader: a quoted answer holds none of them.
+                               "kept": not response.is_refusal and getattr(response, "answer_mode", "") != "quoted"
+                               and kept(s["text"], response.answer),
                                "shown": not any(p in unseen for p in s["passages"]), **curve[i]}
                               for i, s in enumerate(case["sentences"])],
                 "quotes": [{"chunk_id": src.chunk_id, "text": q.text,
@@ -247,7 +248,27 @@ def report(folder: str, out: str, title: str) -> int:
     return 0
 
 
+def features(out: str, runs: list[str]) -> int:
+    """The fit's table (`bookrag.devtools.fit_grounding`): one row per judged set sentence the model was shown,
+    its set, kind, habit, label (faithful = 1) and features, from `run` outputs."""
+    lines = [",".join(("set", "id", "n", "kind", "habit", "label", *FEATURES))]
+    for path in runs:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        name = Path(data["set"]).stem
+        for answer in data["answers"]:
+            for n, s in enumerate(answer["sentences"]):
+                if s["shown"] and s.get("features"):
+                    row = (name, answer["id"], str(n), s["kind"], s.get("habit") or "-",
+                           str(int(s["kind"] == "faithful")), *(f"{s['features'][f]:.6f}" for f in FEATURES))
+                    lines.append(",".join(row))
+    Path(out).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    print(f"{len(lines) - 1} rows -> {out}")
+    return 0
+
+
 if __name__ == "__main__":
     if sys.argv[1:2] == ["run"]:
         sys.exit(run(sys.argv[2], sys.argv[3]))
+    if sys.argv[1:2] == ["features"]:
+        sys.exit(features(sys.argv[2], sys.argv[3:]))
     sys.exit(report(sys.argv[2], sys.argv[3], sys.argv[4] if len(sys.argv) > 4 else "Grounding eval"))

@@ -9,8 +9,11 @@ the chunks it cites (and, when the caller adds them, their neighbours):
   forms, hyphens and "ROS 2"-style names normalised) found in the union's terms;
 - `units`: the units that support it, best first: the best unit by shared terms, and any unit that
   brings terms the best one lacks (a sentence that merges two passages rests on both);
+- `unit_coverage`: the share found in the best single unit (a merged or overview sentence rests on
+  several; an invented one borrows words from anywhere);
 - `numbers_found`: every figure it states is in those units (not merely somewhere in the chunk:
-  "Ubuntu 20.04" is in the page that warns against it, not in the sentence that says 22.04);
+  "Ubuntu 20.04" is in the page that warns against it, not in the sentence that says 22.04); a count
+  written in words ("three fields") is found when a list of the evidence holds that many items;
 - `reversed`: it says the opposite of those units (`text.polarity.reverses`).
 
 The semantic half of the score (a cosine between the sentence and its best units, from the embedder in
@@ -24,9 +27,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bookrag.domain.models import SearchHit
-from bookrag.text.claims import TermIndex, claim_terms, numbers
+from bookrag.text.claims import TermIndex, claim_terms, counted, numbers
 from bookrag.text.polarity import reverses, swaps
-from bookrag.text.sentences import extract_units
+from bookrag.text.sentences import Unit, extract_units
 
 # A unit joins the supporting ones when it brings at least this many of the sentence's terms the
 # better units lack; at most this many units support one sentence.
@@ -54,17 +57,33 @@ class Evidence:
     terms: TermIndex
     numbers: frozenset[str]
     units: tuple[EvidenceUnit, ...]
+    counts: frozenset[str] = frozenset()  # how many items each of its lists holds
 
     @classmethod
     def of(cls, hit: SearchHit) -> Evidence:
         headings = " ".join(dict.fromkeys((hit.section_heading, *hit.payload.heading_path)))
         units = []
-        for u in extract_units(hit.text):
+        found = extract_units(hit.text)
+        for u in found:
             text = " ".join((u.text, *u.items))  # a lead-in with its list: a summary of the list rests on it
             units.append(EvidenceUnit(hit.chunk_id, text, u.kind, (u.start, u.end),
                                       TermIndex(claim_terms(f"{text} {u.label}")), frozenset(numbers(text))))
         return cls(hit.chunk_id, TermIndex(claim_terms(f"{hit.text} {headings}")),
-                   frozenset(numbers(f"{hit.text} {headings}")), tuple(units))
+                   frozenset(numbers(f"{hit.text} {headings}")), tuple(units), _list_lengths(found))
+
+
+def _list_lengths(units: Sequence[Unit]) -> frozenset[str]:
+    """How many items each list of a chunk holds: a lead-in's items, or a run of items without one."""
+    counts = {str(len(u.items)) for u in units if u.items and not u.code}
+    run = 0
+    for unit in (*units, None):
+        if unit is not None and unit.kind == "item":
+            run += 1
+            continue
+        if run:
+            counts.add(str(run))
+        run = 0
+    return frozenset(counts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,12 +92,15 @@ class Lexical:
     units: tuple[EvidenceUnit, ...]
     numbers_found: bool
     reversed: bool
+    unit_coverage: float = 1.0
+    terms: int = 0
 
 
 def lexical(claim: str, evidences: Sequence[Evidence]) -> Lexical:
     """`claim` (markers already removed) against the union of `evidences`."""
     terms = list(dict.fromkeys(claim_terms(claim)))
-    figures = numbers(claim)
+    # A count in words that a list of the evidence holds ("three fields:" over a three-item list).
+    figures = numbers(claim) - (counted(claim) & frozenset().union(*(e.counts for e in evidences)))
     if not terms:
         found = all(any(f in e.numbers for e in evidences) for f in figures)
         return Lexical(1.0, (), found, False)
@@ -109,4 +131,5 @@ def lexical(claim: str, evidences: Sequence[Evidence]) -> Lexical:
                  if u.text in passages and nxt.kind == "sentence" and _CONTINUES.match(nxt.text)]
     rows = [u.text for u, shared in scored if len(shared) >= close and u.kind == "row"]
     reversed_ = (bool(passages) and reverses(claim, passages)) or any(swaps(claim, row) for row in rows)
-    return Lexical(coverage, tuple(chosen), numbers_found, reversed_)
+    best = len(scored[0][1]) / len(terms) if scored else 0.0
+    return Lexical(coverage, tuple(chosen), numbers_found, reversed_, best, len(terms))

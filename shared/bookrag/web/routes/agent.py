@@ -50,6 +50,8 @@ def answer(body: AnswerRequest, request: Request, http: HttpResponse) -> Respons
     response = answer_recorded(container, body, entry)
     if logging_on(container):
         http.headers[HEADER] = entry.query_id
+    if response.answer_mode == "quoted":  # the book's sentences stand in for a model answer that did not hold
+        http.headers["X-Answer-Mode"] = "quoted"
     return response
 
 
