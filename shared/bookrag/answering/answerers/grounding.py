@@ -86,6 +86,7 @@ class GroundingCache:
 
     evidence: dict[str, Evidence] = field(default_factory=dict)
     neighbours: dict[str, list[Evidence]] = field(default_factory=dict)
+    subsections: dict[str, int] = field(default_factory=dict)
     vectors: dict[str, np.ndarray] = field(default_factory=dict)
 
 
@@ -159,7 +160,14 @@ def _around(hit: SearchHit, cache: GroundingCache, grounder: Grounder) -> list[E
             at = p.chunk_index
         cache.neighbours[hit.chunk_id] = [
             Evidence.of(SearchHit(f"{p.source_file}#{p.chunk_index}", 0.0, 0.0, p)) for p in kept]
+        # "Two checks come first": an overview's subsections are its items.
+        children = {tuple(p.heading_path)[:len(path) + 1] for p in kept if len(p.heading_path) > len(path)}
+        cache.subsections[hit.chunk_id] = len(children)
     return cache.neighbours[hit.chunk_id]
+
+
+def _subsections(hits: list[SearchHit], cache: GroundingCache) -> frozenset[str]:
+    return frozenset(str(cache.subsections[h.chunk_id]) for h in hits if cache.subsections.get(h.chunk_id))
 
 
 def judge(draft: Draft, retrieved: dict[str, SearchHit], cache: GroundingCache | None = None,
@@ -181,23 +189,24 @@ def judge(draft: Draft, retrieved: dict[str, SearchHit], cache: GroundingCache |
         cited = [_evidence(h, cache) for h in hits]
         around = [e for h in hits for e in _around(h, cache, grounder)]
         narrow = lexical(plain, cited)
-        wide = lexical(plain, cited + around) if around else narrow
-        x = Features.of(wide.coverage, narrow.coverage, wide.unit_coverage, 0.0, not wide.numbers_found,
-                        wide.reversed, wide.terms)
-        rows.append((sentence, sep, hits, wide, x))
+        wide = lexical(plain, cited + around, _subsections(hits, cache)) if around else narrow
+        rows.append((sentence, sep, hits, wide, Features.of(
+            wide.coverage, narrow.coverage, wide.unit_coverage, 0.0, wide.digits_missing, wide.counts_missing,
+            wide.reversed, wide.terms)))
     todo = []
-    for sentence, _, _, found, x in rows:
-        if found is None or x is None or not found.units:
+    for sentence, _, _, found, row in rows:
+        if found is None or row is None or not found.units:
             continue
-        low, high = fitted.cosine_range(x)
+        low, high = fitted.cosine_range(row)
         if grounder.exact or low < threshold <= high:
             todo.append((MARKERS.sub(" ", sentence), found))
     semantic = _semantic(todo, cache, grounder)
     verdicts = []
-    for sentence, sep, hits, found, x in rows:
-        if found is None or x is None:
+    for sentence, sep, hits, found, row in rows:
+        if found is None or row is None:
             verdicts.append(Verdict(sentence, sep, judged=False, kept=True))
             continue
+        x = row
         sem = semantic.get(MARKERS.sub(" ", sentence))
         if sem is not None:
             x = replace(x, cosine=max(0.0, sem))

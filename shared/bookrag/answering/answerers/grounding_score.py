@@ -14,8 +14,9 @@ The features (each in 0..1):
 - `cited_coverage`: the same share in the cited chunks alone;
 - `unit_coverage`: the share in the best single unit (sentence, item, lead-in with its list);
 - `cosine`: the embedder's cosine between the sentence and its best unit;
-- `figures_missing`: it states a figure none of its supporting units holds (a count in words matched by
-  a cited list's item count is held);
+- `figures_missing`: it states a figure in digits none of its supporting units holds;
+- `counts_missing`: it states a figure in words ("two legs", "three fields") its units lack, and no cited
+  list (nor the cited overview's subsections) holds that many items;
 - `reversed`: it reverses its units (`text.polarity`);
 - `missing_terms`: how many of its terms the evidence lacks (5 or more: 1);
 - `length`: how many terms it has (30 or more: 1).
@@ -44,15 +45,16 @@ class Features:
     unit_coverage: float
     cosine: float
     figures_missing: float
+    counts_missing: float
     reversed: float
     missing_terms: float
     length: float
 
     @classmethod
-    def of(cls, coverage: float, cited: float, unit: float, cosine: float, figures_missing: bool, reversed_: bool,
-           terms: int) -> Features:
+    def of(cls, coverage: float, cited: float, unit: float, cosine: float, figures_missing: bool,
+           counts_missing: bool, reversed_: bool, terms: int) -> Features:
         missing = round(terms * (1.0 - coverage))
-        return cls(coverage, cited, unit, cosine, float(figures_missing), float(reversed_),
+        return cls(coverage, cited, unit, cosine, float(figures_missing), float(counts_missing), float(reversed_),
                    min(missing, _MISSING_CAP) / _MISSING_CAP, min(terms, _LENGTH_CAP) / _LENGTH_CAP)
 
     def row(self) -> tuple[float, ...]:

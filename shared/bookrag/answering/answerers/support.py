@@ -94,13 +94,17 @@ class Lexical:
     reversed: bool
     unit_coverage: float = 1.0
     terms: int = 0
+    digits_missing: bool = False  # a figure written in digits its units lack
+    counts_missing: bool = False  # a figure written in words ("two legs") its units lack, no list that long
 
 
-def lexical(claim: str, evidences: Sequence[Evidence]) -> Lexical:
-    """`claim` (markers already removed) against the union of `evidences`."""
+def lexical(claim: str, evidences: Sequence[Evidence], counts: frozenset[str] = frozenset()) -> Lexical:
+    """`claim` (markers already removed) against the union of `evidences`; `counts`: more item counts
+    the evidence holds (how many subsections a cited overview has)."""
     terms = list(dict.fromkeys(claim_terms(claim)))
     # A count in words that a list of the evidence holds ("three fields:" over a three-item list).
-    figures = numbers(claim) - (counted(claim) & frozenset().union(*(e.counts for e in evidences)))
+    words = counted(claim)
+    figures = numbers(claim) - (words & counts.union(*(e.counts for e in evidences)))
     if not terms:
         found = all(any(f in e.numbers for e in evidences) for f in figures)
         return Lexical(1.0, (), found, False)
@@ -119,7 +123,8 @@ def lexical(claim: str, evidences: Sequence[Evidence]) -> Lexical:
     # A figure must be in the units that support the sentence; when those state no figure at all, in
     # the chunks ("$15,000 to $50,000" rests on a "Cost Range" line that shares no word with it).
     in_units = set().union(*(u.numbers for u in chosen)) if chosen else set()
-    numbers_found = figures <= (in_units or set().union(*(e.numbers for e in evidences)))
+    pool = in_units or set().union(*(e.numbers for e in evidences))
+    numbers_found = figures <= pool
     # Reversal is judged against every unit close to the sentence (sharing a fair part of its terms),
     # so a book that says both ("ROS 1 relied on a master"; "ROS 2: no master") is read whole. A table
     # row's "No" cells negate nothing.
@@ -132,4 +137,5 @@ def lexical(claim: str, evidences: Sequence[Evidence]) -> Lexical:
     rows = [u.text for u, shared in scored if len(shared) >= close and u.kind == "row"]
     reversed_ = (bool(passages) and reverses(claim, passages)) or any(swaps(claim, row) for row in rows)
     best = len(scored[0][1]) / len(terms) if scored else 0.0
-    return Lexical(coverage, tuple(chosen), numbers_found, reversed_, best, len(terms))
+    return Lexical(coverage, tuple(chosen), numbers_found, reversed_, best, len(terms),
+                   bool(figures - words - pool), bool((figures & words) - pool))
