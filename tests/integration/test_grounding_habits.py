@@ -40,7 +40,8 @@ def model(*sentences: tuple[str, str]) -> Callable[[Recorded], Reply]:
         missing = [p for _, p in sentences if not any(_words(p) in _words(d) for _, d in docs)]
         if missing and body.get("tools"):
             return chat_reply(req, None, [{"id": f"c{i}", "type": "function", "function": {
-                "name": "retrieve_book_context", "arguments": json.dumps({"query": p})}} for i, p in enumerate(missing)])
+                "name": "retrieve_book_context", "arguments": json.dumps({"query": p})}}
+                for i, p in enumerate(missing)])
         out = [claim.rstrip(".") + f" [{next(label for label, d in docs if _words(p) in _words(d))}]."
                for claim, p in sentences]
         return chat_reply(req, " ".join(out))

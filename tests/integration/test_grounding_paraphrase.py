@@ -149,3 +149,21 @@ def test_the_stream_sends_exactly_the_grounded_answer(agent: BookRAGAgent, stub:
     assert "little tooling" not in final.answer and "signed" not in final.answer
     assert "This means" not in final.answer and "Being a tree, URDF cannot" in final.answer
     assert stub.calls(PATH)[-1].json().get("stream") is True
+
+
+def test_the_stream_of_an_answer_that_falls_back_sends_only_the_books_answer(agent: BookRAGAgent,
+                                                                            stub: StubServer) -> None:
+    # GIVEN a model whose first two claims are invented, then one faithful claim
+    stub.on(PATH, model(("URDF files are compiled into WebAssembly before RViz can load them.", (URDF,)),
+                        ("Every URDF must be signed by the Open Robotics foundation.", (URDF,)),
+                        ("URDF is an XML format describing a robot's physical structure.", (URDF,))))
+
+    # WHEN the answer streams
+    events = list(agent.events("What is URDF?"))
+    streamed = "".join(e.text for e in events if e.kind == "delta")
+    final = events[-1].response
+
+    # THEN nothing of the model's text was sent before the fallback: what was sent is the quoted answer
+    assert not final.is_refusal and final.answer_mode == "quoted"
+    assert streamed == final.answer and "WebAssembly" not in streamed
+    assert [q for s in final.sources for q in s.quotes], "the book's sentences, cited with their spans"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from bookrag.answering.answerers.base import Draft
 from bookrag.answering.answerers.grounding import ground
+from bookrag.answering.answerers.support import Evidence, lexical
 from bookrag.domain.models import ChunkPayload, SearchHit
 from bookrag.text.claims import TermIndex, claim_terms, numbers
 from bookrag.text.polarity import reverses, swaps
@@ -64,3 +65,17 @@ def test_a_table_value_given_to_the_wrong_column_is_a_swap() -> None:
     assert swaps("Unity makes asset creation complex, whereas Gazebo makes it easy.", row)
     assert not swaps("Creating assets is easy in Unity but complex in Gazebo.", row)
     assert swaps("Topics are blocking, like services.", "Blocking (Topics: No; Services: Yes (sync); Actions: No).")
+
+
+RECORD = "Each record has the following fields:\n\n- **key**: a unique identifier\n- **payload**: the stored bytes\n" \
+         "- **stamp**: the time of the last write\n"
+
+
+def test_a_count_in_words_is_held_by_a_cited_list_of_that_many_items() -> None:
+    # GIVEN a chunk whose list has three items and never writes "three"
+    evidence = [Evidence.of(hit(RECORD))]
+
+    # THEN "three fields" is a count the list holds; "four fields" is a figure the book does not state
+    assert lexical("Each record has three fields: key, payload and stamp.", evidence).numbers_found
+    four = lexical("Each record has four fields: key, payload and stamp.", evidence)
+    assert not four.numbers_found and four.counts_missing and not four.digits_missing
