@@ -79,3 +79,13 @@ def test_a_count_in_words_is_held_by_a_cited_list_of_that_many_items() -> None:
     assert lexical("Each record has three fields: key, payload and stamp.", evidence).numbers_found
     four = lexical("Each record has four fields: key, payload and stamp.", evidence)
     assert not four.numbers_found and four.counts_missing and not four.digits_missing
+
+
+def test_a_negated_negative_verb_says_the_plain_thing_and_general_antonyms_reverse() -> None:
+    # "Don't forget X" and "never ignore X" tell the reader to mind X, as the book does
+    assert not reverses("Don't forget resources: CPU or memory problems hurt performance.",
+                        ["Monitor resources: CPU or memory problems hurt performance."])
+    assert not reverses("Never ignore the warnings.", ["Read the warnings."])
+    # General English pairs beyond the first list
+    assert reverses("Subsystems should be tightly coupled.", ["Subsystems should be loosely coupled."])
+    assert reverses("Set the flag explicitly.", ["The flag is set implicitly."])

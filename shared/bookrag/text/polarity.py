@@ -6,8 +6,9 @@
   plainly the first term the passage negates ("needs rhythmic inputs" against "without rhythmic
   inputs"); a negator ("not", "no", "never", "cannot", "without", "few" but not "a few", "ignores", ...)
   reaches up to three content words, up to the next punctuation mark; or
-- the claim uses a word whose antonym the passage uses (a small curated list of pairs: "extensive" /
-  "little", "increase" / "decrease", "required" / "optional", ...), and not the word itself; or
+- the claim uses a word whose antonym the passage uses (a curated list of general English pairs: "extensive" /
+  "little", "increase" / "decrease", "required" / "optional", "tightly" / "loosely", ...), and not the word
+  itself; or
 - the claim prefixes a passage's word with "un", "in", "im", "non" or "dis" ("unstable" against "stable").
 
 Its limits, measured on the grounding sets (benchmarks/grounding-after.md): a swap of roles ("Unity is
@@ -50,7 +51,12 @@ _PAIRS = """
     improve:worsen better:worse best:worst efficient:inefficient efficiency:inefficiency crucial:irrelevant
     important:unimportant important:irrelevant essential:optional match:differ matches:differs same:different
     light:heavy lightweight:heavy lighter:heavier deterministic:non-deterministic success:failure
-    succeed:fail
+    succeed:fail tight:loose tightly:loosely coupled:decoupled explicit:implicit explicitly:implicitly
+    manual:automatic manually:automatically allowed:forbidden allow:forbid permitted:forbidden include:exclude
+    includes:excludes accept:reject accepts:rejects visible:hidden public:private internal:external
+    inner:outer encourage:discourage encouraged:discouraged add:remove adds:removes added:removed
+    enable:disable enabled:disabled true:false early:late earlier:later start:end begin:end
+    single:multiple shallow:deep narrow:broad specific:general strict:lenient strict:loose
 """
 ANTONYMS: dict[str, frozenset[str]] = {}
 for _pair in _PAIRS.split():
@@ -65,6 +71,9 @@ _STOPS = frozenset(".,;:!?()|") | {"but", "yet", "while", "whereas", "although",
                                     "and", "or"}
 _WIDE = 6  # how far a claim's own negator reaches when the book negates a term the claim states
 _SOFT = frozenset({"few", "little"})  # "a few minutes" is not a negation; "few tools" is
+# A negator before a word that negates too says the plain thing ("don't forget X": remember X).
+_UNDONE = frozenset("""forget forgets forgetting ignore ignores ignoring neglect neglects overlook overlooks
+    miss misses hesitate hesitates fail fails lose loses""".split())  # noqa: SIM905 - a word list reads better as text
 
 
 def _tokens(text: str) -> list[str]:
@@ -73,6 +82,10 @@ def _tokens(text: str) -> list[str]:
 
 def _is_negator(tokens: list[str], i: int) -> bool:
     word = tokens[i]
+    if tokens[i + 1:i + 2] and tokens[i + 1] in _UNDONE:
+        return False
+    if word in _UNDONE and i > 0 and (tokens[i - 1] in NEGATORS or tokens[i - 1].endswith("n't")):
+        return False
     if word in ("instead", "rather") and tokens[i + 1:i + 2] in (["of"], ["than"]):
         return True  # "links files instead of copying them" negates the copying
     if word in _SOFT:
