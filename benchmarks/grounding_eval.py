@@ -195,17 +195,33 @@ def timing(per_answer: list[float]) -> dict[str, Any]:
             "per_answer": [round(t, 2) for t in per_answer]}
 
 
+HABITS = ("count-words", "overview", "list-summary", "merged", "reworded-definition", "paraphrase", "-")
+ORDER = ("sample-book", "textbook-2", "textbook-2-blind", "redux")  # report columns; others follow
+
+
 def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {"questions": len(results)}
+
+    def rate(ok: int, n: int) -> dict[str, Any]:
+        return {"n": n, "ok": ok, "rate": round(ok / n, 3) if n else None}
+
+    shown = [s for r in results for s in r["sentences"] if s["shown"]]
     for kind in KINDS:
-        rows = [s for r in results for s in r["sentences"] if s["kind"] == kind and s["shown"]]
-        good = sum(s["kept"] for s in rows) if kind == "faithful" else sum(not s["kept"] for s in rows)
-        out[kind] = {"n": len(rows), "ok": good, "rate": round(good / len(rows), 3) if rows else None}
-    invented = [s for r in results for s in r["sentences"] if s["kind"] in INVENTED and s["shown"]]
-    out["invented"] = {"n": len(invented), "ok": sum(not s["kept"] for s in invented),
-                       "rate": round(sum(not s["kept"] for s in invented) / len(invented), 3) if invented else None}
+        rows = [s for s in shown if s["kind"] == kind]
+        out[kind] = rate(sum(s["kept"] for s in rows) if kind == "faithful" else sum(not s["kept"] for s in rows),
+                         len(rows))
+    invented = [s for s in shown if s["kind"] in INVENTED]
+    out["invented"] = rate(sum(not s["kept"] for s in invented), len(invented))
+    for habit in HABITS:  # faithful sentences by the habit they were written with (the blind sets say)
+        rows = [s for s in shown if s["kind"] == "faithful" and s.get("habit", "-") == habit]
+        if rows:
+            out[f"habit:{habit}"] = rate(sum(s["kept"] for s in rows), len(rows))
     out["not_shown"] = sum(not s["shown"] for r in results for s in r["sentences"])
     out["refused"] = sum(r["refused"] for r in results)
+    out["quoted"] = sum(r.get("mode") == "quoted" for r in results)
+    # Refused although every passage was shown and it held faithful sentences: a right answer lost.
+    out["refused_faithful_shown"] = sum(r["refused"] and all(s["shown"] for s in r["sentences"])
+                                        and any(s["kind"] == "faithful" for s in r["sentences"]) for r in results)
     out["refused_reasons"] = dict(sorted({r["refusal_reason"]: sum(x["refusal_reason"] == r["refusal_reason"]
                                                                     for x in results if x["refused"])
                                           for r in results if r["refused"]}.items()))
@@ -213,39 +229,49 @@ def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def report(folder: str, out: str, title: str) -> int:
-    runs = {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in sorted(Path(folder).glob("*.json"))}
+    found = {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in sorted(Path(folder).glob("*.json"))}
+    runs = {name: found[name] for name in (*[n for n in ORDER if n in found], *[n for n in found if n not in ORDER])}
     every = [a for r in runs.values() for a in r["answers"]]
-    summaries = {name: {**r["summary"], "check_ms": r["check_ms"]} for name, r in runs.items()}
+    summaries = {name: {**summarise(r["answers"]), "check_ms": r["check_ms"]} for name, r in runs.items()}
     summaries["overall"] = {**summarise(every), "check_ms": timing(
         [t for r in runs.values() for t in r["check_ms"].get("per_answer", [])] or [0.0])}
     Path(out + ".json").write_text(json.dumps({"title": title, "summaries": summaries, "answers": {
         name: r["answers"] for name, r in runs.items()}}, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     lines = [f"# {title}", "", "Made by `benchmarks/grounding_eval.py` (see its docstring): the real Gemini path "
-             "through a stub model on 127.0.0.1 that writes the set's sentences.", "",
-             "| | " + " | ".join(summaries) + " |", "| --- |" + " ---: |" * len(summaries)]
-    labels = {"faithful": "faithful sentences kept", "invented": "invented sentences dropped",
-              "unsupported": "unsupported facts dropped", "number": "changed numbers dropped",
-              "negation": "negations / antonyms dropped", "elsewhere": "true elsewhere, not in cited chunk, dropped"}
-    for key, label in labels.items():
-        cells = [f"{s[key]['ok']} / {s[key]['n']} ({100 * (s[key]['rate'] or 0):.0f}%)" for s in summaries.values()]
-        lines.append(f"| {label} | " + " | ".join(cells) + " |")
-    # A refused answer that held faithful sentences, each of them resting on passages the model was shown.
-    faithful_refused = [a["id"] for a in every if a["refused"] and all(s["shown"] for s in a["sentences"])
-                        and any(s["kind"] == "faithful" for s in a["sentences"])]
-    refused_unshown = [a["id"] for a in every if a["refused"] and not all(s["shown"] for s in a["sentences"])]
-    lines.append("| answers refused | " + " | ".join(str(s["refused"]) for s in summaries.values()) + " |")
-    lines.append("| passages never shown (excluded) | " + " | ".join(str(s["not_shown"]) for s in summaries.values())
-                 + " |")
-    lines.append("| check p50 / p90 per answer (ms) | " + " | ".join(
-        f"{s['check_ms']['p50']} / {s['check_ms']['p90']}" if "check_ms" in s else "" for s in summaries.values())
-        + " |")
-    lines += ["", "The threshold's curve: benchmarks/grounding-curve.png (figures in grounding-curve.json)."]
-    lines += ["", f"Answers with faithful sentences refused: {', '.join(faithful_refused) or 'none'}"
-              + (f"; refused after citing passages the model was never shown (retrieval found none): "
-                 f"{', '.join(refused_unshown)}" if refused_unshown else "") + ".", ""]
+             "through a stub model on 127.0.0.1 that writes the set's sentences.", "", *table(summaries)]
+    refused = [a["id"] for a in every if a["refused"] and all(s["shown"] for s in a["sentences"])
+               and any(s["kind"] == "faithful" for s in a["sentences"])]
+    quoted = [a["id"] for a in every if a.get("mode") == "quoted"]
+    lines += ["", "The threshold's curve: benchmarks/grounding-curve.png (figures in grounding-curve.json).", "",
+              f"Answers with faithful sentences refused: {', '.join(refused) or 'none'}; answered with the book's "
+              f"own sentences instead of the model's (quoted): {', '.join(quoted) or 'none'}.", ""]
     Path(out + ".md").write_text("\n".join(lines), encoding="utf-8")
     print("\n".join(lines))
     return 0
+
+
+def table(summaries: dict[str, dict[str, Any]]) -> list[str]:
+    """The summaries as one Markdown table, a column per run."""
+    lines = ["| | " + " | ".join(summaries) + " |", "| --- |" + " ---: |" * len(summaries)]
+    labels = {"faithful": "faithful sentences kept",
+              **{f"habit:{h}": f"- written as {h if h != '-' else 'plain statements'}" for h in HABITS},
+              "invented": "invented sentences dropped", "unsupported": "- unsupported facts",
+              "number": "- changed numbers", "negation": "- negations / antonyms",
+              "elsewhere": "- true elsewhere, not in the cited chunk"}
+    for key, label in labels.items():
+        if not any(key in s for s in summaries.values()):
+            continue
+        cells = [f"{s[key]['ok']} / {s[key]['n']} ({100 * (s[key]['rate'] or 0):.0f}%)" if s.get(key) else ""
+                 for s in summaries.values()]
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    for key, label in (("refused", "answers refused"), ("refused_faithful_shown", "- of them with faithful content "
+                       "retrieved"), ("quoted", "answers quoted from the book (fallback)"),
+                       ("not_shown", "passages never shown (excluded)")):
+        lines.append(f"| {label} | " + " | ".join(str(s.get(key, "")) for s in summaries.values()) + " |")
+    lines.append("| check p50 / p90 per answer (ms) | " + " | ".join(
+        f"{s['check_ms']['p50']} / {s['check_ms']['p90']}" if "check_ms" in s else "" for s in summaries.values())
+        + " |")
+    return lines
 
 
 def features(out: str, runs: list[str]) -> int:
