@@ -166,6 +166,11 @@ def _around(hit: SearchHit, cache: GroundingCache, grounder: Grounder) -> list[E
     return cache.neighbours[hit.chunk_id]
 
 
+def _features(wide: Lexical, cited: Lexical) -> Features:
+    return Features.of(wide.coverage, cited.coverage, wide.unit_coverage, 0.0, wide.digits_missing,
+                       wide.counts_missing, wide.reversed, wide.terms)
+
+
 def _subsections(hits: list[SearchHit], cache: GroundingCache) -> frozenset[str]:
     return frozenset(str(cache.subsections[h.chunk_id]) for h in hits if cache.subsections.get(h.chunk_id))
 
@@ -187,12 +192,16 @@ def judge(draft: Draft, retrieved: dict[str, SearchHit], cache: GroundingCache |
             continue
         plain = MARKERS.sub(" ", sentence)
         cited = [_evidence(h, cache) for h in hits]
-        around = [e for h in hits for e in _around(h, cache, grounder)]
         narrow = lexical(plain, cited)
-        wide = lexical(plain, cited + around, _subsections(hits, cache)) if around else narrow
-        rows.append((sentence, sep, hits, wide, Features.of(
-            wide.coverage, narrow.coverage, wide.unit_coverage, 0.0, wide.digits_missing, wide.counts_missing,
-            wide.reversed, wide.terms)))
+        features = _features(narrow, narrow)
+        # The store is read for the surroundings only when the cited chunks alone do not carry the sentence
+        # (whatever its cosine): most sentences rest on what they cite, and reading costs most of the check.
+        if grounder.exact or fitted.cosine_range(features)[0] < threshold:
+            around = [e for h in hits for e in _around(h, cache, grounder)]
+            if around:
+                wide = lexical(plain, cited + around, _subsections(hits, cache))
+                narrow, features = wide, _features(wide, narrow)
+        rows.append((sentence, sep, hits, narrow, features))
     todo = []
     for sentence, _, _, found, row in rows:
         if found is None or row is None or not found.units:
