@@ -167,13 +167,13 @@ class BookRAGAgent:
             response = self._refusal("no_relevant_context", nearest).model_copy(update=extra)
         elif not stream:
             draft = self.answerer.answer(asked, hits, retrieve, deadline)
-            response = self._final(draft, asked, retrieve, deadline, ledger).model_copy(update=extra)
+            response = self._final(draft, asked, deadline, ledger).model_copy(update=extra)
         else:
             yield AgentEvent("sources", sources=_sections(hits, NEAREST_SECTIONS * 2))
             # A fallback to the book's sentences is decided on the first two claims, which `_checked` sends
             # only once one of them is grounded: when it falls back, nothing was sent.
             draft, sent = yield from self._streamed(asked, hits, retrieve, deadline, ledger)
-            response = self._final(draft, asked, retrieve, deadline, ledger).model_copy(update=extra)
+            response = self._final(draft, asked, deadline, ledger).model_copy(update=extra)
             if sent is not None and not response.is_refusal and response.answer.startswith(sent):
                 yield from deltas(response.answer[len(sent):])
         logger.debug("answered", extra={"answerer": self.answerer.name, "refused": response.is_refusal,
@@ -302,15 +302,16 @@ class BookRAGAgent:
                                     "selection_in_book": in_book}
         return standalone, asked, hits, extra, within
 
-    def _final(self, draft: Draft, question: str, retrieve: Callable[[str], list[SearchHit]], deadline: Deadline,
-               ledger: Ledger) -> Response:
+    def _final(self, draft: Draft, question: str, deadline: Deadline, ledger: Ledger) -> Response:
         """The draft checked; when a model's draft loses its core to grounding, the extractive answer from
         the chunks this request retrieved (cited spans of the book, never worse than its own words)."""
         response = self._check(draft, ledger)
         if response.refusal_reason != "ungrounded_answer":
             return response
+        # The same passages, and no other: the chunks this request retrieved (and showed the model); the
+        # extractive answerer's own lookups for a question's parts find nothing more.
         hits = sorted(ledger.hits.values(), key=lambda h: h.score, reverse=True)
-        quoted = self._check(self._quoting.answer(question, hits, retrieve, deadline), ledger)
+        quoted = self._check(self._quoting.answer(question, hits, lambda _: [], deadline), ledger)
         record_quoted(quoted.is_refusal)
         return response if quoted.is_refusal else quoted.quoted()
 
