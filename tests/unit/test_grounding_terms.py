@@ -89,3 +89,19 @@ def test_a_negated_negative_verb_says_the_plain_thing_and_general_antonyms_rever
     # General English pairs beyond the first list
     assert reverses("Subsystems should be tightly coupled.", ["Subsystems should be loosely coupled."])
     assert reverses("Set the flag explicitly.", ["The flag is set implicitly."])
+
+
+def test_aligned_polarity_reads_a_negator_on_one_side_of_the_clauses_that_say_the_same_thing() -> None:
+    from bookrag.text.polarity import aligned_polarity
+
+    book = ["Do not approach the robot until the safety reset is verified."]
+    # The book's clause holds a negator, the claim's aligned clause does not: a reversal.
+    assert aligned_polarity("Approach the robot once the safety reset is verified.", book) == (0.0, 1.0)
+    # Both hold one: the same polarity, whichever negator each uses.
+    assert aligned_polarity("Never approach the robot before the safety reset is verified.", book) == (0.0, 0.0)
+    # The claim negates a clause the book states plainly.
+    assert aligned_polarity("Custom messages are not compiled during the build.",
+                            ["Custom messages are compiled during the build process."]) == (1.0, 0.0)
+    # A negated clause of the claim that aligns with nothing in the book (its own explanation) counts for neither.
+    assert aligned_polarity("Custom messages are compiled during the build, but you don't write their parsers by hand.",
+                            ["Custom messages are compiled during the build process."]) == (0.0, 0.0)

@@ -14,7 +14,8 @@ The verdict is one fitted score (`answerers.grounding_score`): coverage of the s
 (in the widened evidence, in the cited chunks, in the best single unit), the cosine between the
 sentence and its best unit (from the embedder in use, asked only when it could change the verdict),
 figures absent from its supporting units (a count in words matched by a cited list's length is
-present), a reversal (`text.polarity`), and its length. A sentence with no content word at all
+present), a reversal (`text.polarity`), the polarity of its clauses against the book's clauses they align
+with, and its length. A sentence with no content word at all
 ("In short:") is kept as a connective when it states no figure the evidence lacks.
 
 Dropped sentences leave no dangling connective: a kept sentence right after a dropped one loses an
@@ -168,7 +169,7 @@ def _around(hit: SearchHit, cache: GroundingCache, grounder: Grounder) -> list[E
 
 def _features(wide: Lexical, cited: Lexical) -> Features:
     return Features.of(wide.coverage, cited.coverage, wide.unit_coverage, 0.0, wide.digits_missing,
-                       wide.counts_missing, wide.reversed, wide.terms)
+                       wide.counts_missing, wide.reversed, wide.terms, (wide.claim_negation, wide.book_negation))
 
 
 def _subsections(hits: list[SearchHit], cache: GroundingCache) -> frozenset[str]:
@@ -228,7 +229,7 @@ def judge(draft: Draft, retrieved: dict[str, SearchHit], cache: GroundingCache |
         ids = {h.chunk_id for h in hits}
         spans = tuple((u.chunk_id, *u.span) for u in found.units if u.chunk_id in ids)
         reason = ("" if kept else "number" if not found.numbers_found else "reversal" if found.reversed
-                  else "unsupported")
+                  or found.book_negation else "unsupported")
         verdicts.append(Verdict(sentence, sep, True, not reason, reason, round(score, 3), round(found.coverage, 3),
                                 None if sem is None else round(sem, 3), spans, x))
     return verdicts

@@ -17,7 +17,10 @@ The features (each in 0..1):
 - `figures_missing`: it states a figure in digits none of its supporting units holds;
 - `counts_missing`: it states a figure in words ("two legs", "three fields") its units lack, and no cited
   list (nor the cited overview's subsections) holds that many items;
-- `reversed`: it reverses its units (`text.polarity`);
+- `reversed`: it reverses its units (`text.polarity.reverses`: negators within three words, antonyms);
+- `claim_negation`: the share of its negated clauses whose aligned clause in its close units (the one sharing
+  most of its terms, `text.polarity.aligned_polarity`) holds no negator;
+- `book_negation`: 1 when a clause of it without a negator is aligned with a unit clause that holds one;
 - `missing_terms`: how many of its terms the evidence lacks (5 or more: 1);
 - `length`: how many terms it has (30 or more: 1).
 """
@@ -49,13 +52,15 @@ class Features:
     reversed: float
     missing_terms: float
     length: float
+    claim_negation: float = 0.0
+    book_negation: float = 0.0
 
     @classmethod
     def of(cls, coverage: float, cited: float, unit: float, cosine: float, figures_missing: bool,
-           counts_missing: bool, reversed_: bool, terms: int) -> Features:
+           counts_missing: bool, reversed_: bool, terms: int, polarity: tuple[float, float] = (0.0, 0.0)) -> Features:
         missing = round(terms * (1.0 - coverage))
         return cls(coverage, cited, unit, cosine, float(figures_missing), float(counts_missing), float(reversed_),
-                   min(missing, _MISSING_CAP) / _MISSING_CAP, min(terms, _LENGTH_CAP) / _LENGTH_CAP)
+                   min(missing, _MISSING_CAP) / _MISSING_CAP, min(terms, _LENGTH_CAP) / _LENGTH_CAP, *polarity)
 
     def row(self) -> tuple[float, ...]:
         return tuple(round(float(v), 6) for v in astuple(self))

@@ -14,7 +14,9 @@ the chunks it cites (and, when the caller adds them, their neighbours):
 - `numbers_found`: every figure it states is in those units (not merely somewhere in the chunk:
   "Ubuntu 20.04" is in the page that warns against it, not in the sentence that says 22.04); a count
   written in words ("three fields") is found when a list of the evidence holds that many items;
-- `reversed`: it says the opposite of those units (`text.polarity.reverses`).
+- `reversed`: it says the opposite of those units (`text.polarity.reverses`);
+- `claim_negation`, `book_negation`: the polarity of each of its clauses against the close units' clause it
+  aligns with (`text.polarity.aligned_polarity`): a negator on one side only.
 
 The semantic half of the score (a cosine between the sentence and its best units, from the embedder in
 use) is computed by the caller, `grounding`, which batches it over a whole draft.
@@ -28,7 +30,7 @@ from dataclasses import dataclass
 
 from bookrag.domain.models import SearchHit
 from bookrag.text.claims import TermIndex, claim_terms, counted, numbers
-from bookrag.text.polarity import reverses, swaps
+from bookrag.text.polarity import aligned_polarity, reverses, swaps
 from bookrag.text.sentences import Unit, extract_units
 
 # A unit joins the supporting ones when it brings at least this many of the sentence's terms the
@@ -96,6 +98,8 @@ class Lexical:
     terms: int = 0
     digits_missing: bool = False  # a figure written in digits its units lack
     counts_missing: bool = False  # a figure written in words ("two legs") its units lack, no list that long
+    claim_negation: float = 0.0  # its negated clauses whose aligned unit clause holds no negator (share)
+    book_negation: float = 0.0  # a clause of it without a negator aligned with a unit clause that holds one
 
 
 def lexical(claim: str, evidences: Sequence[Evidence], counts: frozenset[str] = frozenset()) -> Lexical:
@@ -136,6 +140,7 @@ def lexical(claim: str, evidences: Sequence[Evidence], counts: frozenset[str] = 
                  if u.text in passages and nxt.kind == "sentence" and _CONTINUES.match(nxt.text)]
     rows = [u.text for u, shared in scored if len(shared) >= close and u.kind == "row"]
     reversed_ = (bool(passages) and reverses(claim, passages)) or any(swaps(claim, row) for row in rows)
+    claim_negation, book_negation = aligned_polarity(claim, passages)
     best = len(scored[0][1]) / len(terms) if scored else 0.0
     return Lexical(coverage, tuple(chosen), numbers_found, reversed_, best, len(terms),
-                   bool(figures - words - pool), bool((figures & words) - pool))
+                   bool(figures - words - pool), bool((figures & words) - pool), claim_negation, book_negation)
