@@ -114,3 +114,33 @@ def test_a_changed_number_is_not_supported(agent: BookRAGAgent, stub: StubServer
     response = agent.run("Which Ubuntu release should I install to use ROS 2 Humble?")
 
     assert "19.10" not in response.answer and response.answer_mode == "quoted"
+
+
+@pytest.mark.parametrize("question", [
+    "What GPU do I need for Isaac Sim?",  # the book answers it: the extractive answerer quotes it
+    "How do ROS 2 nodes talk to a toaster over Bluetooth?",  # it does not: the extractive answerer refuses
+])
+def test_an_ungrounded_draft_is_refused_only_when_the_extractive_answerer_would_refuse(
+        agent: BookRAGAgent, book_env: Settings, stub: StubServer, question: str) -> None:
+    # GIVEN a model that invents its whole answer, citing the first document it was shown
+    asked: list[str] = []
+
+    def invent(docs: dict[str, str]) -> str:
+        asked.append(question)
+        return f"{INVENTED} [{next(iter(docs))}]."
+
+    stub.on(PATH, model(invent))
+
+    # WHEN the agent checks it, and the extractive agent answers the same question over the same book
+    response = agent.run(question)
+    extractive = container_for(book_env).agent.run(question)
+
+    # THEN the draft was read and dropped, and the reader is refused exactly when the book's own sentences
+    # would be: the refusal then says the model's answer was ungrounded, else the book's sentences stand in
+    assert asked, "the model was asked (the retrieval gate let the question through)"
+    assert "WebAssembly" not in response.answer
+    assert response.is_refusal == extractive.is_refusal
+    if response.is_refusal:
+        assert response.refusal_reason == "ungrounded_answer"
+    else:
+        assert response.answer_mode == "quoted" and response.answer == extractive.answer
