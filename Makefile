@@ -14,7 +14,7 @@ PY312_DIR := $(shell for p in python3.12 $$HOME/.pyenv/versions/3.12*/bin/python
 	if $$p --version >/dev/null 2>&1; then dirname $$(command -v $$p 2>/dev/null || echo $$p); break; fi; done)
 export SAM_CLI_TELEMETRY = 0
 
-.PHONY: setup chromium demo serve test pytest lint bench bench-mcp eval refit loadtest sam-setup sam-check clean
+.PHONY: setup chromium demo serve test pytest lint bench bench-mcp eval refit fit-grounding loadtest sam-setup sam-check clean
 
 setup: $(STAMP) chromium
 
@@ -99,7 +99,7 @@ loadtest: setup
 # (issue 25) through the Gemini path on a stub model (benchmarks/grounding_eval.py) -> benchmarks/grounding-after.md
 # and the threshold's curve, benchmarks/grounding-curve.png. Textbook-2 is skipped when ../shared/corpus is absent.
 TEXTBOOK_2 ?= ../shared/corpus/physical-ai-textbook-2/docs
-# The untuned book (issue 37): measured on, never tuned on.
+# The untuned book (issues 34, 37): measured on, never tuned or fit on.
 REDUX ?= ../shared/corpus/redux-docs/docs
 EVAL_OUT := .bookrag/answers-eval
 GROUNDING_OUT := .bookrag/grounding-eval
@@ -118,7 +118,14 @@ eval: setup
 			--json $(EVAL_OUT)/textbook-2.json; \
 		QDRANT_PATH=.bookrag/eval-textbook-2 $(PY) benchmarks/grounding_eval.py run eval/grounding-textbook-2.jsonl \
 			$(GROUNDING_OUT)/textbook-2.json > /dev/null; \
-	else echo "textbook-2 skipped: $(TEXTBOOK_2) is absent"; rm -f $(EVAL_OUT)/textbook-2.json $(GROUNDING_OUT)/textbook-2.json; fi
+		QDRANT_PATH=.bookrag/eval-textbook-2 $(PY) benchmarks/grounding_eval.py run eval/grounding-textbook-2-blind.jsonl \
+			$(GROUNDING_OUT)/textbook-2-blind.json > /dev/null; \
+	else echo "textbook-2 skipped: $(TEXTBOOK_2) is absent"; rm -f $(EVAL_OUT)/textbook-2.json $(GROUNDING_OUT)/textbook-2*.json; fi
+	@if [ -d "$(REDUX)" ]; then set -e; \
+		QDRANT_PATH=.bookrag/eval-redux $(EVAL_ENV) $(BIN)/bookrag ingest $(REDUX); \
+		QDRANT_PATH=.bookrag/eval-redux $(PY) benchmarks/grounding_eval.py run eval/grounding-redux.jsonl \
+			$(GROUNDING_OUT)/redux.json > /dev/null; \
+	else echo "redux grounding skipped: $(REDUX) is absent"; rm -f $(GROUNDING_OUT)/redux.json; fi
 	@if [ -d "$(TEXTBOOK_2)" ] && [ -d "$(REDUX)" ]; then set -e; \
 		QDRANT_PATH=.bookrag/eval-textbook-2 $(EVAL_ENV) $(BIN)/bookrag eval eval/answers-textbook-2-blind.jsonl \
 			--docs $(TEXTBOOK_2) --modes default --answers --conversations eval/conversations-textbook-2-blind.jsonl \
@@ -134,7 +141,7 @@ eval: setup
 	else echo "blind sets skipped: ../shared/corpus is absent"; rm -f $(EVAL_OUT)/textbook-2-blind*.json $(EVAL_OUT)/redux*.json; fi
 	$(PY) benchmarks/answers_eval.py $(EVAL_OUT)
 	$(PY) benchmarks/grounding_eval.py report $(GROUNDING_OUT) benchmarks/grounding-after \
-		"Grounding after (issue 25): support score >= MIN_SUPPORT, figures in the supporting units, no reversal"
+		"Grounding after (issue 34): one fitted verdict, P(faithful) >= its threshold; the book's sentences when the core is dropped"
 	$(PY) benchmarks/grounding_curve.py $(GROUNDING_OUT) benchmarks/grounding-curve > /dev/null
 
 # The answerer's statement score and the gate (issue 37), fit on our own books only (never redux): each set's
@@ -153,6 +160,24 @@ refit: setup
 			$(PY) -m bookrag.devtools.fit_answerer extract eval/$$s.jsonl eval/fit/$$s.csv; done; \
 	else echo "textbook-2 skipped: $(TEXTBOOK_2) is absent; fitting on the tables committed for it"; fi
 	$(PY) -m bookrag.devtools.fit_answerer fit eval/fit/*.csv shared/bookrag/data
+
+# The grounding verdict's weights (issue 34): the sets we fit on run through the real store, embedder and Gemini
+# path, their features -> eval/grounding-features.csv (redux's rows too, for the curve, never fit on), then the
+# logistic regression -> shared/bookrag/data/grounding_weights.json (bookrag.devtools.fit_grounding).
+fit-grounding: setup
+	mkdir -p $(GROUNDING_OUT)
+	QDRANT_PATH=.bookrag/eval-sample-book $(EVAL_ENV) $(BIN)/bookrag ingest book/docs
+	QDRANT_PATH=.bookrag/eval-sample-book $(PY) benchmarks/grounding_eval.py run eval/grounding-sample-book.jsonl \
+		$(GROUNDING_OUT)/sample-book.json > /dev/null
+	QDRANT_PATH=.bookrag/eval-textbook-2 $(EVAL_ENV) $(BIN)/bookrag ingest $(TEXTBOOK_2)
+	for set in textbook-2 textbook-2-blind; do QDRANT_PATH=.bookrag/eval-textbook-2 $(PY) benchmarks/grounding_eval.py \
+		run eval/grounding-$$set.jsonl $(GROUNDING_OUT)/$$set.json > /dev/null; done
+	QDRANT_PATH=.bookrag/eval-redux $(EVAL_ENV) $(BIN)/bookrag ingest $(REDUX)
+	QDRANT_PATH=.bookrag/eval-redux $(PY) benchmarks/grounding_eval.py run eval/grounding-redux.jsonl \
+		$(GROUNDING_OUT)/redux.json > /dev/null
+	$(PY) benchmarks/grounding_eval.py features eval/grounding-features.csv \
+		$(addprefix $(GROUNDING_OUT)/,sample-book.json textbook-2.json textbook-2-blind.json redux.json)
+	$(PY) -m bookrag.devtools.fit_grounding eval/grounding-features.csv
 
 # ruff, mypy strict, and the import contracts in pyproject.toml (rooms point down, SDKs only in adapters, no
 # cycles inside a room).

@@ -1,8 +1,10 @@
-"""The grounding threshold's curve: faithful sentences kept and invented ones dropped, per threshold.
+"""The grounding threshold's curve on both books: faithful sentences kept and invented ones dropped, per threshold.
 
-Reads the runs of `benchmarks/grounding_eval.py run` in a folder (each sentence's verdict at every
-threshold of its CURVE, as the agent judges it, the core rule aside) and draws both shares against the
-threshold -> <out>.png, with the figures in <out>.json. matplotlib is a dev dependency only.
+Reads the runs of `benchmarks/grounding_eval.py run` in a folder (each sentence's P(faithful), every feature
+computed, as the agent judges it, the core rule aside) and draws both shares against the threshold for
+textbook-2 (its old set and its blind set: the book the weights are fit on) and redux (never fit on), with
+the chosen threshold (`grounding_weights.json`) -> <out>.png, and the figures in <out>.json. matplotlib is a
+dev dependency only.
 
 Usage: python benchmarks/grounding_curve.py .bookrag/grounding-eval benchmarks/grounding-curve
 """
@@ -12,44 +14,59 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
+
+BOOKS = {"textbook-2": ("textbook-2", "textbook-2-blind"), "redux": ("redux",)}
+THRESHOLDS = tuple(round(0.05 * i, 2) for i in range(1, 20))
 
 
-def points(folder: Path) -> dict[str, dict[str, float]]:
-    rows = [s for p in sorted(folder.glob("*.json")) for a in json.loads(p.read_text(encoding="utf-8"))["answers"]
-            for s in a["sentences"] if s["shown"] and "curve" in s]
+def points(folder: Path, runs: tuple[str, ...]) -> dict[str, dict[str, float]]:
+    rows = [s for name in runs if (folder / f"{name}.json").exists()
+            for a in json.loads((folder / f"{name}.json").read_text(encoding="utf-8"))["answers"]
+            for s in a["sentences"] if s["shown"] and s.get("score") is not None and s.get("judged", True)]
     out: dict[str, dict[str, float]] = {}
-    for t in sorted({t for s in rows for t in s["curve"]}, key=float):
-        faithful = [s["curve"][t] for s in rows if s["kind"] == "faithful" and t in s["curve"]]
-        invented = [not s["curve"][t] for s in rows if s["kind"] != "faithful" and t in s["curve"]]
-        out[t] = {"faithful_kept": round(sum(faithful) / len(faithful), 3),
-                  "invented_dropped": round(sum(invented) / len(invented), 3),
-                  "n_faithful": len(faithful), "n_invented": len(invented)}
+    faithful = [s["score"] for s in rows if s["kind"] == "faithful"]
+    invented = [s["score"] for s in rows if s["kind"] != "faithful"]
+    if not faithful or not invented:
+        return out
+    for t in THRESHOLDS:
+        out[str(t)] = {"faithful_kept": round(sum(p >= t for p in faithful) / len(faithful), 3),
+                       "invented_dropped": round(sum(p < t for p in invented) / len(invented), 3),
+                       "n_faithful": len(faithful), "n_invented": len(invented)}
     return out
 
 
-def main(folder: str, out: str, chosen: float = 0.6) -> int:
+def main(folder: str, out: str) -> int:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    curve = points(Path(folder))
-    xs = [float(t) for t in curve]
-    fig, ax = plt.subplots(figsize=(7, 4.2))
-    ax.plot(xs, [100 * p["faithful_kept"] for p in curve.values()], marker="o", label="faithful sentences kept")
-    ax.plot(xs, [100 * p["invented_dropped"] for p in curve.values()], marker="s", label="invented sentences dropped")
-    ax.axvline(chosen, color="grey", linestyle="--", label=f"MIN_SUPPORT = {chosen}")
-    ax.axhline(95, color="tab:blue", linestyle=":", linewidth=0.8)
-    ax.axhline(90, color="tab:orange", linestyle=":", linewidth=0.8)
-    ax.set_xlabel("support threshold")
+    from bookrag.answering.answerers.grounding_score import model
+
+    chosen = model().threshold
+    curves: dict[str, Any] = {book: points(Path(folder), runs) for book, runs in BOOKS.items()}
+    fig, ax = plt.subplots(figsize=(7.5, 4.5))
+    for (book, curve), colour in zip(curves.items(), ("tab:blue", "tab:red"), strict=False):
+        if not curve:
+            continue
+        xs = [float(t) for t in curve]
+        ax.plot(xs, [100 * p["faithful_kept"] for p in curve.values()], color=colour, marker="o", markersize=3,
+                label=f"{book}: faithful kept")
+        ax.plot(xs, [100 * p["invented_dropped"] for p in curve.values()], color=colour, marker="s", markersize=3,
+                linestyle="--", label=f"{book}: invented dropped")
+    ax.axvline(chosen, color="grey", linestyle="--", label=f"threshold = {chosen}")
+    ax.axhline(95, color="grey", linestyle=":", linewidth=0.8)
+    ax.axhline(90, color="grey", linestyle=":", linewidth=0.8)
+    ax.set_xlabel("threshold on P(faithful)")
     ax.set_ylabel("% of sentences")
-    ax.set_ylim(0, 102)
-    ax.set_title("Grounding on textbook-2 + sample book (local MiniLM)")
-    ax.legend(loc="lower left")
+    ax.set_ylim(40, 102)
+    ax.set_title("Grounding verdict on textbook-2 (fit) and redux (never fit), local MiniLM")
+    ax.legend(loc="lower left", fontsize=8)
     fig.tight_layout()
     fig.savefig(out + ".png", dpi=110)
-    Path(out + ".json").write_text(json.dumps({"chosen": chosen, "curve": curve}, indent=2) + "\n", encoding="utf-8")
-    print(json.dumps(curve, indent=1))
+    Path(out + ".json").write_text(json.dumps({"chosen": chosen, "curves": curves}, indent=2) + "\n",
+                                   encoding="utf-8")
     return 0
 
 

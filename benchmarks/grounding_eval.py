@@ -15,6 +15,7 @@ fresh ledger on each answer (nothing read or embedded yet), p50 and p90 per answ
 Usage:
   QDRANT_PATH=... python benchmarks/grounding_eval.py run eval/grounding-textbook-2.jsonl out.json
   python benchmarks/grounding_eval.py report .bookrag/grounding-eval benchmarks/grounding-after "title"
+  python benchmarks/grounding_eval.py features eval/grounding-features.csv run1.json run2.json ...
 """
 
 from __future__ import annotations
@@ -39,10 +40,12 @@ from tests.support.stubs import Recorded, Reply, StubServer  # noqa: E402
 
 from bookrag.answering.answerers.base import Draft  # noqa: E402
 
-try:  # the before run (issue 25) measures the code that had no `judge`
+try:  # the before run (issue 34) measures the code whose verdict had no fitted features
     from bookrag.answering.answerers.grounding import Grounder, GroundingCache, judge
-except ImportError:  # pragma: no cover - only before issue 25
-    judge = None  # type: ignore[assignment]
+    from bookrag.answering.answerers.grounding_score import FEATURES
+except ImportError:  # pragma: no cover - only before issue 34
+    from bookrag.answering.answerers.grounding import Grounder, GroundingCache, judge
+    FEATURES = ()
 from bookrag.answering.citations import Ledger  # noqa: E402
 from bookrag.config.settings import load_settings  # noqa: E402
 from bookrag.devtools.book_sections import tokens  # noqa: E402
@@ -118,25 +121,20 @@ class Recorder:
         return draft
 
 
-def _curve(agent: Any, draft: Draft, seen: dict[str, Any], sentences: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Each set sentence's verdict at each threshold of CURVE (the agent's judgment, the core rule aside),
-    and its scores at the agent's threshold. Before issue 25 there is no `judge`: nothing is recorded."""
+def _judged(agent: Any, draft: Draft, seen: dict[str, Any], sentences: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each set sentence's verdict as the agent judges it (the core rule aside), with every feature computed
+    (the cosine too, which the agent asks for only when it could change the verdict): the fit's table and
+    the threshold's curve are read from these."""
     out: list[dict[str, Any]] = [{} for _ in sentences]
-    if judge is None:
-        return out
-    cache = GroundingCache()  # shared across thresholds: each text is embedded once
     base = agent._grounder
-    for t in CURVE:
-        verdicts = judge(Draft(draft.text, citations=dict(draft.citations)), seen, cache,
-                         Grounder(base.embed, base.neighbours, t))
-        for i, s in enumerate(sentences):
-            v = next((v for v in verdicts if kept(s["text"], v.sentence)), None)
-            if v is not None:
-                out[i].setdefault("curve", {})[str(t)] = v.kept
-    for v in judge(Draft(draft.text, citations=dict(draft.citations)), seen, cache, base):
+    exact = Grounder(base.embed, base.neighbours, exact=True) if FEATURES else base
+    for v in judge(Draft(draft.text, citations=dict(draft.citations)), seen, GroundingCache(), exact):
         for i, s in enumerate(sentences):
             if kept(s["text"], v.sentence):
-                out[i].update(score=v.score, lexical=v.lexical, semantic=v.semantic, reason=v.reason)
+                features = getattr(v, "features", None)
+                out[i].update(score=v.score, lexical=v.lexical, semantic=v.semantic, reason=v.reason,
+                              check_kept=v.kept, judged=v.judged,
+                              features=dict(zip(FEATURES, features.row(), strict=True)) if features else None)
     return out
 
 
@@ -170,12 +168,15 @@ def run(set_path: str, out_path: str) -> int:
                 agent._check(Draft(draft.text, citations=dict(draft.citations)), ledger)
                 timings.append((time.perf_counter() - start) * 1000)
             unseen = model.unseen.get(case["question"], [])
-            curve = _curve(agent, draft, seen, case["sentences"])
+            curve = _judged(agent, draft, seen, case["sentences"])
             results.append({
                 "id": case["id"], "question": case["question"], "answer": response.answer,
                 "refused": response.is_refusal, "refusal_reason": response.refusal_reason,
-                "sentences": [{"kind": s["kind"], "text": s["text"],
-                               "kept": (not response.is_refusal) and kept(s["text"], response.answer),
+                "mode": getattr(response, "answer_mode", "generated"),
+                "sentences": [{"kind": s["kind"], "text": s["text"], "habit": s.get("habit") or "-",
+                               # The model's sentence reached the reader: a quoted answer holds none of them.
+                               "kept": not response.is_refusal and getattr(response, "answer_mode", "") != "quoted"
+                               and kept(s["text"], response.answer),
                                "shown": not any(p in unseen for p in s["passages"]), **curve[i]}
                               for i, s in enumerate(case["sentences"])],
                 "quotes": [{"chunk_id": src.chunk_id, "text": q.text,
@@ -194,17 +195,33 @@ def timing(per_answer: list[float]) -> dict[str, Any]:
             "per_answer": [round(t, 2) for t in per_answer]}
 
 
+HABITS = ("count-words", "overview", "list-summary", "merged", "reworded-definition", "paraphrase", "-")
+ORDER = ("sample-book", "textbook-2", "textbook-2-blind", "redux")  # report columns; others follow
+
+
 def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {"questions": len(results)}
+
+    def rate(ok: int, n: int) -> dict[str, Any]:
+        return {"n": n, "ok": ok, "rate": round(ok / n, 3) if n else None}
+
+    shown = [s for r in results for s in r["sentences"] if s["shown"]]
     for kind in KINDS:
-        rows = [s for r in results for s in r["sentences"] if s["kind"] == kind and s["shown"]]
-        good = sum(s["kept"] for s in rows) if kind == "faithful" else sum(not s["kept"] for s in rows)
-        out[kind] = {"n": len(rows), "ok": good, "rate": round(good / len(rows), 3) if rows else None}
-    invented = [s for r in results for s in r["sentences"] if s["kind"] in INVENTED and s["shown"]]
-    out["invented"] = {"n": len(invented), "ok": sum(not s["kept"] for s in invented),
-                       "rate": round(sum(not s["kept"] for s in invented) / len(invented), 3) if invented else None}
+        rows = [s for s in shown if s["kind"] == kind]
+        out[kind] = rate(sum(s["kept"] for s in rows) if kind == "faithful" else sum(not s["kept"] for s in rows),
+                         len(rows))
+    invented = [s for s in shown if s["kind"] in INVENTED]
+    out["invented"] = rate(sum(not s["kept"] for s in invented), len(invented))
+    for habit in HABITS:  # faithful sentences by the habit they were written with (the blind sets say)
+        rows = [s for s in shown if s["kind"] == "faithful" and s.get("habit", "-") == habit]
+        if rows:
+            out[f"habit:{habit}"] = rate(sum(s["kept"] for s in rows), len(rows))
     out["not_shown"] = sum(not s["shown"] for r in results for s in r["sentences"])
     out["refused"] = sum(r["refused"] for r in results)
+    out["quoted"] = sum(r.get("mode") == "quoted" for r in results)
+    # Refused although every passage was shown and it held faithful sentences: a right answer lost.
+    out["refused_faithful_shown"] = sum(r["refused"] and all(s["shown"] for s in r["sentences"])
+                                        and any(s["kind"] == "faithful" for s in r["sentences"]) for r in results)
     out["refused_reasons"] = dict(sorted({r["refusal_reason"]: sum(x["refusal_reason"] == r["refusal_reason"]
                                                                     for x in results if x["refused"])
                                           for r in results if r["refused"]}.items()))
@@ -212,42 +229,72 @@ def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def report(folder: str, out: str, title: str) -> int:
-    runs = {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in sorted(Path(folder).glob("*.json"))}
+    found = {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in sorted(Path(folder).glob("*.json"))}
+    runs = {name: found[name] for name in (*[n for n in ORDER if n in found], *[n for n in found if n not in ORDER])}
     every = [a for r in runs.values() for a in r["answers"]]
-    summaries = {name: {**r["summary"], "check_ms": r["check_ms"]} for name, r in runs.items()}
+    summaries = {name: {**summarise(r["answers"]), "check_ms": r["check_ms"]} for name, r in runs.items()}
     summaries["overall"] = {**summarise(every), "check_ms": timing(
         [t for r in runs.values() for t in r["check_ms"].get("per_answer", [])] or [0.0])}
     Path(out + ".json").write_text(json.dumps({"title": title, "summaries": summaries, "answers": {
         name: r["answers"] for name, r in runs.items()}}, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     lines = [f"# {title}", "", "Made by `benchmarks/grounding_eval.py` (see its docstring): the real Gemini path "
-             "through a stub model on 127.0.0.1 that writes the set's sentences.", "",
-             "| | " + " | ".join(summaries) + " |", "| --- |" + " ---: |" * len(summaries)]
-    labels = {"faithful": "faithful sentences kept", "invented": "invented sentences dropped",
-              "unsupported": "unsupported facts dropped", "number": "changed numbers dropped",
-              "negation": "negations / antonyms dropped", "elsewhere": "true elsewhere, not in cited chunk, dropped"}
+             "through a stub model on 127.0.0.1 that writes the set's sentences.", "", *table(summaries)]
+    refused = [a["id"] for a in every if a["refused"] and all(s["shown"] for s in a["sentences"])
+               and any(s["kind"] == "faithful" for s in a["sentences"])]
+    quoted = [a["id"] for a in every if a.get("mode") == "quoted"]
+    lines += ["", "The threshold's curve: benchmarks/grounding-curve.png (figures in grounding-curve.json).", "",
+              f"Answers with faithful sentences refused: {', '.join(refused) or 'none'}; answered with the book's "
+              f"own sentences instead of the model's (quoted): {', '.join(quoted) or 'none'}.", ""]
+    Path(out + ".md").write_text("\n".join(lines), encoding="utf-8")
+    print("\n".join(lines))
+    return 0
+
+
+def table(summaries: dict[str, dict[str, Any]]) -> list[str]:
+    """The summaries as one Markdown table, a column per run."""
+    lines = ["| | " + " | ".join(summaries) + " |", "| --- |" + " ---: |" * len(summaries)]
+    labels = {"faithful": "faithful sentences kept",
+              **{f"habit:{h}": f"- written as {h if h != '-' else 'plain statements'}" for h in HABITS},
+              "invented": "invented sentences dropped", "unsupported": "- unsupported facts",
+              "number": "- changed numbers", "negation": "- negations / antonyms",
+              "elsewhere": "- true elsewhere, not in the cited chunk"}
     for key, label in labels.items():
-        cells = [f"{s[key]['ok']} / {s[key]['n']} ({100 * (s[key]['rate'] or 0):.0f}%)" for s in summaries.values()]
+        if not any(key in s for s in summaries.values()):
+            continue
+        cells = [f"{s[key]['ok']} / {s[key]['n']} ({100 * (s[key]['rate'] or 0):.0f}%)" if s.get(key) else ""
+                 for s in summaries.values()]
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
-    # A refused answer that held faithful sentences, each of them resting on passages the model was shown.
-    faithful_refused = [a["id"] for a in every if a["refused"] and all(s["shown"] for s in a["sentences"])
-                        and any(s["kind"] == "faithful" for s in a["sentences"])]
-    refused_unshown = [a["id"] for a in every if a["refused"] and not all(s["shown"] for s in a["sentences"])]
-    lines.append("| answers refused | " + " | ".join(str(s["refused"]) for s in summaries.values()) + " |")
-    lines.append("| passages never shown (excluded) | " + " | ".join(str(s["not_shown"]) for s in summaries.values())
-                 + " |")
+    for key, label in (("refused", "answers refused"), ("refused_faithful_shown", "- of them with faithful content "
+                       "retrieved"), ("quoted", "answers quoted from the book (fallback)"),
+                       ("not_shown", "passages never shown (excluded)")):
+        lines.append(f"| {label} | " + " | ".join(str(s.get(key, "")) for s in summaries.values()) + " |")
     lines.append("| check p50 / p90 per answer (ms) | " + " | ".join(
         f"{s['check_ms']['p50']} / {s['check_ms']['p90']}" if "check_ms" in s else "" for s in summaries.values())
         + " |")
-    lines += ["", "The threshold's curve: benchmarks/grounding-curve.png (figures in grounding-curve.json)."]
-    lines += ["", f"Answers with faithful sentences refused: {', '.join(faithful_refused) or 'none'}"
-              + (f"; refused after citing passages the model was never shown (retrieval found none): "
-                 f"{', '.join(refused_unshown)}" if refused_unshown else "") + ".", ""]
-    Path(out + ".md").write_text("\n".join(lines), encoding="utf-8")
-    print("\n".join(lines))
+    return lines
+
+
+def features(out: str, runs: list[str]) -> int:
+    """The fit's table (`bookrag.devtools.fit_grounding`): one row per judged set sentence the model was shown,
+    its set, kind, habit, label (faithful = 1) and features, from `run` outputs."""
+    lines = [",".join(("set", "id", "n", "kind", "habit", "label", *FEATURES))]
+    for path in runs:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        name = Path(data["set"]).stem
+        for answer in data["answers"]:
+            for n, s in enumerate(answer["sentences"]):
+                if s["shown"] and s.get("features"):
+                    row = (name, answer["id"], str(n), s["kind"], s.get("habit") or "-",
+                           str(int(s["kind"] == "faithful")), *(f"{s['features'][f]:.6f}" for f in FEATURES))
+                    lines.append(",".join(row))
+    Path(out).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    print(f"{len(lines) - 1} rows -> {out}")
     return 0
 
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["run"]:
         sys.exit(run(sys.argv[2], sys.argv[3]))
+    if sys.argv[1:2] == ["features"]:
+        sys.exit(features(sys.argv[2], sys.argv[3:]))
     sys.exit(report(sys.argv[2], sys.argv[3], sys.argv[4] if len(sys.argv) > 4 else "Grounding eval"))

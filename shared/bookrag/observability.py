@@ -94,6 +94,13 @@ def record_refusal(refused: bool) -> None:
 GROUNDING_REASONS = {"unsupported": "DroppedUnsupported", "number": "DroppedNumber", "reversal": "DroppedReversal"}
 
 
+def record_quoted(refused: bool) -> None:
+    """A model's answer lost its core to the grounding check: the reader got the book's sentences
+    (`QuotedFallback`), or a refusal where the extractive answerer refused too (`QuotedRefused`)."""
+    metrics.add_metric(name="QuotedRefused" if refused else "QuotedFallback", unit=MetricUnit.Count, value=1)
+    logger.info("answer quoted from the book", extra={"refused": refused})
+
+
 def record_grounding(reasons: list[str]) -> None:
     """One answer's grounded sentences: `reasons` holds '' for each kept one, else why it was dropped."""
     metrics.add_metric(name="GroundedSentences", unit=MetricUnit.Count, value=len(reasons))

@@ -127,3 +127,22 @@ def test_the_widget_and_the_demo_page_are_served_by_the_agent_function(agent_han
 
     assert script["statusCode"] == 200 and script["headers"]["content-type"].startswith("text/javascript")
     assert demo["statusCode"] == 200 and "/widget/v1/bookrag.js" in demo["body"]
+
+
+def test_a_model_answer_that_does_not_hold_is_the_books_own_answer_marked_quoted(agent_handler: Any, invoke: Any,
+                                                                                  use_env: Any,
+                                                                                  stub: StubServer) -> None:
+    # GIVEN the function configured with a model whose answer is invented
+    use_env(LLM_PROVIDER="openai", OPENAI_API_KEY="llm-handler-key-quoted", OPENAI_BASE_URL=stub.url + "/v1")
+    stub.on("/v1/chat/completions", model_says("The build compiles Python into WebAssembly bytecode [S1]. "
+                                               "It uploads every package to a Kubernetes cluster [S1]."))
+    question = {"query": "Which Ubuntu release should I install to use ROS 2 Humble?"}
+
+    # WHEN the question comes through the answer route
+    response = invoke(agent_handler, "answer-valid.json", question)
+
+    # THEN the body is the contract's answer from the book's own sentences, and the header says so
+    body = body_of(response)
+    assert response["statusCode"] == 200 and body["is_refusal"] is False and "Ubuntu 22.04" in body["answer"]
+    assert "WebAssembly" not in body["answer"] and set(body) == {"answer", "sources", "is_refusal", "refusal_reason"}
+    assert {k.lower(): v for k, v in response["headers"].items()}.get("x-answer-mode") == "quoted"

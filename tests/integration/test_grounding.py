@@ -73,13 +73,19 @@ def test_faithful_answer_is_kept_with_the_span_it_rests_on(agent: BookRAGAgent, 
         assert quote.fragment_url.startswith(source.source_url) and ":~:text=" in quote.fragment_url
 
 
-def test_invented_facts_become_an_ungrounded_refusal(agent: BookRAGAgent, stub: StubServer) -> None:
+def test_invented_facts_give_the_books_own_sentences_not_a_refusal(agent: BookRAGAgent, stub: StubServer) -> None:
+    # GIVEN a model whose whole answer is invented, over chunks that do answer the question
     stub.on(PATH, model(lambda d: f"{INVENTED} [{supporting(d)}]. It also signs every package with GPG keys "
                                   f"stored on the robot [{supporting(d)}]."))
 
+    # WHEN the agent checks it
     response = agent.run(QUESTION)
 
-    assert response.is_refusal and response.answer == REFUSAL and response.refusal_reason == "ungrounded_answer"
+    # THEN the reader gets the extractive answer from the same chunks, quoted and marked so, not the refusal
+    assert not response.is_refusal and response.answer != REFUSAL and response.answer_mode == "quoted"
+    assert "WebAssembly" not in response.answer and "GPG" not in response.answer
+    quotes = [q for s in response.sources for q in s.quotes]
+    assert quotes and all(":~:text=" in q.fragment_url for q in quotes), "the book's sentences, highlighted"
 
 
 def test_off_book_claim_mixed_into_a_faithful_answer_is_dropped(agent: BookRAGAgent, stub: StubServer) -> None:
@@ -97,7 +103,7 @@ def test_a_claim_cited_to_the_wrong_chunk_is_dropped(agent: BookRAGAgent, stub: 
 
     response = agent.run(QUESTION)
 
-    assert response.is_refusal and response.refusal_reason == "ungrounded_answer"
+    assert not response.is_refusal and response.answer_mode == "quoted", "the book's own sentences stand in"
 
 
 def test_a_changed_number_is_not_supported(agent: BookRAGAgent, stub: StubServer) -> None:
@@ -107,4 +113,34 @@ def test_a_changed_number_is_not_supported(agent: BookRAGAgent, stub: StubServer
 
     response = agent.run("Which Ubuntu release should I install to use ROS 2 Humble?")
 
-    assert response.is_refusal and response.refusal_reason == "ungrounded_answer"
+    assert "19.10" not in response.answer and response.answer_mode == "quoted"
+
+
+@pytest.mark.parametrize("question", [
+    "What GPU do I need for Isaac Sim?",  # the book answers it: the extractive answerer quotes it
+    "How do ROS 2 nodes talk to a toaster over Bluetooth?",  # it does not: the extractive answerer refuses
+])
+def test_an_ungrounded_draft_is_refused_only_when_the_extractive_answerer_would_refuse(
+        agent: BookRAGAgent, book_env: Settings, stub: StubServer, question: str) -> None:
+    # GIVEN a model that invents its whole answer, citing the first document it was shown
+    asked: list[str] = []
+
+    def invent(docs: dict[str, str]) -> str:
+        asked.append(question)
+        return f"{INVENTED} [{next(iter(docs))}]."
+
+    stub.on(PATH, model(invent))
+
+    # WHEN the agent checks it, and the extractive agent answers the same question over the same book
+    response = agent.run(question)
+    extractive = container_for(book_env).agent.run(question)
+
+    # THEN the draft was read and dropped, and the reader is refused exactly when the book's own sentences
+    # would be: the refusal then says the model's answer was ungrounded, else the book's sentences stand in
+    assert asked, "the model was asked (the retrieval gate let the question through)"
+    assert "WebAssembly" not in response.answer
+    assert response.is_refusal == extractive.is_refusal
+    if response.is_refusal:
+        assert response.refusal_reason == "ungrounded_answer"
+    else:
+        assert response.answer_mode == "quoted" and response.answer == extractive.answer

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from bookrag.answering.answerers.base import Draft
 from bookrag.answering.answerers.grounding import ground
+from bookrag.answering.answerers.support import Evidence, lexical
 from bookrag.domain.models import ChunkPayload, SearchHit
 from bookrag.text.claims import TermIndex, claim_terms, numbers
 from bookrag.text.polarity import reverses, swaps
@@ -64,3 +65,43 @@ def test_a_table_value_given_to_the_wrong_column_is_a_swap() -> None:
     assert swaps("Unity makes asset creation complex, whereas Gazebo makes it easy.", row)
     assert not swaps("Creating assets is easy in Unity but complex in Gazebo.", row)
     assert swaps("Topics are blocking, like services.", "Blocking (Topics: No; Services: Yes (sync); Actions: No).")
+
+
+RECORD = "Each record has the following fields:\n\n- **key**: a unique identifier\n- **payload**: the stored bytes\n" \
+         "- **stamp**: the time of the last write\n"
+
+
+def test_a_count_in_words_is_held_by_a_cited_list_of_that_many_items() -> None:
+    # GIVEN a chunk whose list has three items and never writes "three"
+    evidence = [Evidence.of(hit(RECORD))]
+
+    # THEN "three fields" is a count the list holds; "four fields" is a figure the book does not state
+    assert lexical("Each record has three fields: key, payload and stamp.", evidence).numbers_found
+    four = lexical("Each record has four fields: key, payload and stamp.", evidence)
+    assert not four.numbers_found and four.counts_missing and not four.digits_missing
+
+
+def test_a_negated_negative_verb_says_the_plain_thing_and_general_antonyms_reverse() -> None:
+    # "Don't forget X" and "never ignore X" tell the reader to mind X, as the book does
+    assert not reverses("Don't forget resources: CPU or memory problems hurt performance.",
+                        ["Monitor resources: CPU or memory problems hurt performance."])
+    assert not reverses("Never ignore the warnings.", ["Read the warnings."])
+    # General English pairs beyond the first list
+    assert reverses("Subsystems should be tightly coupled.", ["Subsystems should be loosely coupled."])
+    assert reverses("Set the flag explicitly.", ["The flag is set implicitly."])
+
+
+def test_aligned_polarity_reads_a_negator_on_one_side_of_the_clauses_that_say_the_same_thing() -> None:
+    from bookrag.text.polarity import aligned_polarity
+
+    book = ["Do not approach the robot until the safety reset is verified."]
+    # The book's clause holds a negator, the claim's aligned clause does not: a reversal.
+    assert aligned_polarity("Approach the robot once the safety reset is verified.", book) == (0.0, 1.0)
+    # Both hold one: the same polarity, whichever negator each uses.
+    assert aligned_polarity("Never approach the robot before the safety reset is verified.", book) == (0.0, 0.0)
+    # The claim negates a clause the book states plainly.
+    assert aligned_polarity("Custom messages are not compiled during the build.",
+                            ["Custom messages are compiled during the build process."]) == (1.0, 0.0)
+    # A negated clause of the claim that aligns with nothing in the book (its own explanation) counts for neither.
+    assert aligned_polarity("Custom messages are compiled during the build, but you don't write their parsers by hand.",
+                            ["Custom messages are compiled during the build process."]) == (0.0, 0.0)

@@ -14,7 +14,9 @@ One request:
    refusal. An LLM's sentences must also be supported by the text they cite (`answerers.grounding`,
    with the retriever's embedder and the cited chunks' neighbours): unsupported, changed-figure and
    reversed ones are dropped (counted by reason), and an answer whose core is dropped is refused
-   (`ungrounded_answer`). Each cited source carries the quoted spans (`Source.quotes`,
+   (`ungrounded_answer`) only when the extractive answerer, over the same retrieved chunks, refuses too:
+   otherwise the reader gets its answer, the book's own sentences (`Response.answer_mode` "quoted").
+   Each cited source carries the quoted spans (`Source.quotes`,
    `answerers.spans`), with their support score for a grounded answer. The answer must
    not contain a configured secret or a passage of the system prompt.
 5. A refusal is exactly `REFUSAL`, with `refusal_reason` and the nearest sections as `sources`.
@@ -35,14 +37,14 @@ Errors are raised as our typed errors (`bookrag.errors`); the web layer maps the
 
 from __future__ import annotations
 
-import re
 from collections.abc import Generator, Iterator
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from functools import cached_property
+from typing import TYPE_CHECKING
 
 from bookrag import errors
+from bookrag.answering.agent_events import AgentEvent, deltas, numbered
+from bookrag.answering.answerers import build_answerer
 from bookrag.answering.answerers.base import (
-    CITATION,
     SYSTEM_PROMPT,
     Answerer,
     DocumentSet,
@@ -54,7 +56,7 @@ from bookrag.answering.answerers.base import (
     draft_sentences,
     is_refusal_text,
 )
-from bookrag.answering.answerers.grounding import Grounder, ground
+from bookrag.answering.answerers.grounding import Grounder, ground, section_window
 from bookrag.answering.answerers.questions import defined_term
 from bookrag.answering.answerers.spans import quotes_for
 from bookrag.answering.answerers.summary import page_hits
@@ -69,7 +71,7 @@ from bookrag.domain.conversation import Conversation
 from bookrag.domain.deadline import Deadline
 from bookrag.domain.models import Filters, SearchHit
 from bookrag.domain.query import POLICIES, has_visible_character, normalize_query
-from bookrag.observability import logger, record_grounding
+from bookrag.observability import logger, record_grounding, record_quoted
 from bookrag.retrieval.retriever import DIVERSITY_MAX_PER_FILE, Retriever, SearchOptions, default_threshold
 
 if TYPE_CHECKING:
@@ -99,11 +101,6 @@ def validate_query(query: object) -> str:
     return normalize_query(query)
 
 
-# --- the agent -------------------------------------------------------------------------------------
-
-
-
-
 class BookRAGAgent:
     """Thread-safe: per-request state lives in `run`; the retriever and answerer are shared."""
 
@@ -117,8 +114,9 @@ class BookRAGAgent:
         # How many chunks each retrieval gives the answerer: an answerer may choose from more than a model
         # is shown (`Answerer.context_size`).
         self._context_size = int(getattr(answerer, "context_size", CONTEXT_SIZE))
-        # Grounding reads the cited chunks' neighbours from the store and embeds with the embedder in use.
-        self._grounder = Grounder(embed=retriever.embed_passages, neighbours=retriever.adjacent)
+        # Grounding reads the cited chunks' surroundings (their section, their subsections) from the store
+        # and embeds with the embedder in use.
+        self._grounder = Grounder(retriever.embed_passages, section_window(retriever.store.fetch_chunks))
         prompt = SYSTEM_PROMPT
         for phrase in _NOT_SECRET:
             prompt = prompt.replace(phrase, " | ")
@@ -174,13 +172,15 @@ class BookRAGAgent:
             response = self._refusal("no_relevant_context", nearest).model_copy(update=extra)
         elif not stream:
             draft = self.answerer.answer(asked, hits, retrieve, deadline)
-            response = self._check(draft, ledger).model_copy(update=extra)
+            response = self._final(draft, asked, deadline, ledger).model_copy(update=extra)
         else:
             yield AgentEvent("sources", sources=_sections(hits, NEAREST_SECTIONS * 2))
+            # A fallback to the book's sentences is decided on the first two claims, which `_checked` sends
+            # only once one of them is grounded: when it falls back, nothing was sent.
             draft, sent = yield from self._streamed(asked, hits, retrieve, deadline, ledger)
-            response = self._check(draft, ledger).model_copy(update=extra)
+            response = self._final(draft, asked, deadline, ledger).model_copy(update=extra)
             if sent is not None and not response.is_refusal and response.answer.startswith(sent):
-                yield from _deltas(response.answer[len(sent):])
+                yield from deltas(response.answer[len(sent):])
         logger.debug("answered", extra={"answerer": self.answerer.name, "refused": response.is_refusal,
                                        "refusal_reason": response.refusal_reason,
                                        "sources": len(response.sources)})
@@ -240,7 +240,7 @@ class BookRAGAgent:
                 continue
             checked = self._check(Draft(prefix, citations=documents.citations()), ledger, final=False)
             if not checked.is_refusal and checked.answer.startswith(sent) and checked.answer != sent:
-                yield from _deltas(checked.answer[len(sent):])
+                yield from deltas(checked.answer[len(sent):])
                 sent = checked.answer
 
     def _relay(self, pieces: Generator[str, None, Draft]) -> Generator[AgentEvent, None, Draft]:
@@ -256,7 +256,7 @@ class BookRAGAgent:
             for sentence, sep in segments:
                 if blocked or not sentence.strip():
                     continue
-                text = _numbered(sentence + sep, numbers)
+                text = numbered(sentence + sep, numbers)
                 if self.leaks(sent + text):
                     blocked = True  # the final event carries the verdict; nothing more is streamed
                     return
@@ -306,6 +306,24 @@ class BookRAGAgent:
         extra: dict[str, object] = {"standalone_question": standalone if conversation.history else None,
                                     "selection_in_book": in_book}
         return standalone, asked, hits, extra, within
+
+    def _final(self, draft: Draft, question: str, deadline: Deadline, ledger: Ledger) -> Response:
+        """The draft checked; when a model's draft loses its core to grounding, the extractive answer from
+        the chunks this request retrieved (cited spans of the book, never worse than its own words)."""
+        response = self._check(draft, ledger)
+        if response.refusal_reason != "ungrounded_answer":
+            return response
+        # The same passages, and no other: the chunks this request retrieved (and showed the model); the
+        # extractive answerer's own lookups for a question's parts find nothing more.
+        hits = sorted(ledger.hits.values(), key=lambda h: h.score, reverse=True)
+        quoted = self._check(self._quoting.answer(question, hits, _nothing_more, deadline), ledger)
+        record_quoted(quoted.is_refusal)
+        return response if quoted.is_refusal else quoted.quoted()
+
+    @cached_property
+    def _quoting(self) -> Answerer:
+        # Built on first use: an answer that holds never loads the extractive answerer's code.
+        return build_answerer(self.settings, self.retriever, None)
 
     def _check(self, draft: Draft, ledger: Ledger, *, final: bool = True) -> Response:
         """The draft checked (leaks, grounding, citations) as the `Response`; `final`: the answer's last
@@ -368,30 +386,6 @@ def _sections(hits: list[SearchHit], limit: int) -> list[Source]:
     return sources
 
 
-@dataclass(frozen=True, slots=True)
-class AgentEvent:
-    """One step of `BookRAGAgent.events`: `sources` (the sections retrieved), `delta` (answer text),
-    `final` (the complete `Response`)."""
-
-    kind: Literal["sources", "delta", "final"]
-    sources: list[Source] = field(default_factory=list)
-    text: str = ""
-    response: Response = field(default_factory=lambda: Response(answer="", sources=[], is_refusal=False,
-                                                                refusal_reason=""))
-
-
-def _deltas(text: str) -> Iterator[AgentEvent]:
-    """`text`, a piece of the final answer, as `delta` events sentence by sentence (joined, `text`)."""
-    lead = text[: len(text) - len(text.lstrip())]
-    for i, (sentence, sep) in enumerate(draft_sentences(text) if text.strip() else []):
-        yield AgentEvent("delta", text=(lead if i == 0 else "") + sentence + sep)
-
-
-def _numbered(text: str, numbers: dict[str, int]) -> str:
-    """`[S3]` markers as `[1]`, in order of first appearance across the stream (`numbers` is shared)."""
-
-    def renumber(match: re.Match[str]) -> str:
-        return "".join(f"[{numbers.setdefault(label, len(numbers) + 1)}]"
-                       for label in dict.fromkeys(re.findall(r"S\d+", match.group(1))))
-
-    return CITATION.sub(renumber, text)
+def _nothing_more(text: str, page: str | None = None) -> list[SearchHit]:
+    """The quoting fallback's retrieval: nothing beyond what the request already retrieved."""
+    return []

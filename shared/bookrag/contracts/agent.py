@@ -79,6 +79,18 @@ class Response(BaseModel):
         self._book_version = label
         return self
 
+    # Not a field either (issue 34): "quoted" when the model's answer did not hold against the book and the
+    # reader got the book's own sentences instead (REST: the X-Answer-Mode header; MCP: _meta), else "generated".
+    _answer_mode: str = PrivateAttr(default="generated")
+
+    @property
+    def answer_mode(self) -> str:
+        return self._answer_mode
+
+    def quoted(self) -> Response:
+        self._answer_mode = "quoted"
+        return self
+
 
 
 class ErrorResponse(BaseModel):

@@ -46,6 +46,8 @@ _READ_ONLY = types.ToolAnnotations(read_only_hint=True, destructive_hint=False, 
 
 
 BOOK_VERSION_META = "bookrag/book_version"
+# "quoted" when the book's sentences stood in for a model answer that did not hold (issue 34); absent otherwise.
+ANSWER_MODE_META = "bookrag/answer_mode"
 
 
 def served_tools(tool_set: ToolSet) -> tuple[Tool, ...]:
@@ -95,8 +97,10 @@ def call_tool_sync(tool: Tool, arguments: dict[str, Any]) -> types.CallToolResul
     except Exception as exc:  # the cause is logged by class only; the caller gets the generic envelope
         logger.error("tool crashed", extra={"tool": tool.name, "error_class": type(exc).__name__})
         return tool_error(errors.BookRAGError(), tool.envelope)
-    meta = {BOOK_VERSION_META: label} if label else None
-    return types.CallToolResult(content=_as_text(data), structured_content=data, _meta=meta)
+    meta = {BOOK_VERSION_META: label} if label else {}
+    if getattr(result, "answer_mode", "") == "quoted":
+        meta[ANSWER_MODE_META] = "quoted"
+    return types.CallToolResult(content=_as_text(data), structured_content=data, _meta=meta or None)
 
 
 # --- resources ------------------------------------------------------------------------------------

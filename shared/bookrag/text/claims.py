@@ -21,7 +21,7 @@ from collections.abc import Iterable
 
 from bookrag.text.bm25 import STOP_WORDS, stem_words
 
-__all__ = ["FRAMING", "TermIndex", "claim_terms", "numbers", "plain_words"]
+__all__ = ["FRAMING", "TermIndex", "claim_terms", "counted", "numbers", "plain_words"]
 
 # Words that frame a claim rather than make it: who says it and how ("according to the book, ..."),
 # and list-summary words. They are never counted as unsupported.
@@ -78,6 +78,12 @@ def numbers(text: str) -> set[str]:
     found |= {_NUMBER_WORDS[w] for w in re.findall(r"[a-z]+", joined.lower()) if w in _NUMBER_WORDS
               and w not in ("one", "half", "quarter")}  # "one of the remedies" is not a figure
     return found
+
+
+def counted(text: str) -> set[str]:
+    """The figures `text` writes as words ("three fields" -> "3"): a model counts a list's items that way,
+    and the book's list holds the count without stating it."""
+    return {_NUMBER_WORDS[w] for w in re.findall(r"[a-z]+", text.lower()) if w in _NUMBER_WORDS} & numbers(text)
 
 
 class TermIndex:

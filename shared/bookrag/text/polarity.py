@@ -6,9 +6,15 @@
   plainly the first term the passage negates ("needs rhythmic inputs" against "without rhythmic
   inputs"); a negator ("not", "no", "never", "cannot", "without", "few" but not "a few", "ignores", ...)
   reaches up to three content words, up to the next punctuation mark; or
-- the claim uses a word whose antonym the passage uses (a small curated list of pairs: "extensive" /
-  "little", "increase" / "decrease", "required" / "optional", ...), and not the word itself; or
+- the claim uses a word whose antonym the passage uses (a curated list of general English pairs: "extensive" /
+  "little", "increase" / "decrease", "required" / "optional", "tightly" / "loosely", ...), and not the word
+  itself; or
 - the claim prefixes a passage's word with "un", "in", "im", "non" or "dis" ("unstable" against "stable").
+
+`aligned_polarity(claim, passages)` reads polarity where the claim and the book say the same thing: each
+clause of the claim is aligned with the passage clause that shares most of its terms (at least two), and the
+reading is whether one of the pair holds a negator the other lacks. It counts no words against a list of
+pairs, so it means the same in any book; the fitted verdict (`answerers.grounding_score`) weighs it.
 
 Its limits, measured on the grounding sets (benchmarks/grounding-after.md): a swap of roles ("Unity is
 complex, Gazebo easy" against a table saying the reverse) uses the same words and passes; an antonym pair
@@ -25,7 +31,7 @@ from typing import NamedTuple
 
 from bookrag.text.claims import TermIndex, claim_terms
 
-__all__ = ["ANTONYMS", "NEGATORS", "reverses", "swaps"]
+__all__ = ["ANTONYMS", "NEGATORS", "Clause", "aligned_polarity", "clauses", "reverses", "swaps"]
 
 NEGATORS = frozenset("""
     not no never cannot can't won't don't doesn't didn't isn't aren't wasn't weren't shouldn't couldn't
@@ -50,7 +56,12 @@ _PAIRS = """
     improve:worsen better:worse best:worst efficient:inefficient efficiency:inefficiency crucial:irrelevant
     important:unimportant important:irrelevant essential:optional match:differ matches:differs same:different
     light:heavy lightweight:heavy lighter:heavier deterministic:non-deterministic success:failure
-    succeed:fail
+    succeed:fail tight:loose tightly:loosely coupled:decoupled explicit:implicit explicitly:implicitly
+    manual:automatic manually:automatically allowed:forbidden allow:forbid permitted:forbidden include:exclude
+    includes:excludes accept:reject accepts:rejects visible:hidden public:private internal:external
+    inner:outer encourage:discourage encouraged:discouraged add:remove adds:removes added:removed
+    enable:disable enabled:disabled true:false early:late earlier:later start:end begin:end
+    single:multiple shallow:deep narrow:broad specific:general strict:lenient strict:loose
 """
 ANTONYMS: dict[str, frozenset[str]] = {}
 for _pair in _PAIRS.split():
@@ -65,6 +76,9 @@ _STOPS = frozenset(".,;:!?()|") | {"but", "yet", "while", "whereas", "although",
                                     "and", "or"}
 _WIDE = 6  # how far a claim's own negator reaches when the book negates a term the claim states
 _SOFT = frozenset({"few", "little"})  # "a few minutes" is not a negation; "few tools" is
+# A negator before a word that negates too says the plain thing ("don't forget X": remember X).
+_UNDONE = frozenset("""forget forgets forgetting ignore ignores ignoring neglect neglects overlook overlooks
+    miss misses hesitate hesitates fail fails lose loses""".split())  # noqa: SIM905 - a word list reads better as text
 
 
 def _tokens(text: str) -> list[str]:
@@ -73,6 +87,10 @@ def _tokens(text: str) -> list[str]:
 
 def _is_negator(tokens: list[str], i: int) -> bool:
     word = tokens[i]
+    if tokens[i + 1:i + 2] and tokens[i + 1] in _UNDONE:
+        return False
+    if word in _UNDONE and i > 0 and (tokens[i - 1] in NEGATORS or tokens[i - 1].endswith("n't")):
+        return False
     if word in ("instead", "rather") and tokens[i + 1:i + 2] in (["of"], ["than"]):
         return True  # "links files instead of copying them" negates the copying
     if word in _SOFT:
@@ -213,3 +231,58 @@ def _words(tokens: Sequence[str]) -> set[str]:
     """Words, and a hyphenated word's parts ("simpler-contact" reads as "simpler" too)."""
     words = {w for w in tokens if w[0].isalpha()}
     return words | {part for w in words for part in w.split("-")}
+
+
+_CLAUSE_STOPS = frozenset(".;:!?()|") | {"but", "yet", "while", "whereas", "although", "though"}
+_ALIGNED = 2  # terms a claim clause shares with a passage clause to be read as saying the same thing
+
+
+class Clause(NamedTuple):
+    terms: TermIndex
+    negated: bool  # it holds a negator ("not", "without", "instead of", ...)
+
+
+def clauses(text: str) -> tuple[Clause, ...]:
+    """`text` split at punctuation and contrast words ("but", "whereas", ...): each clause's terms and
+    whether it holds a negator."""
+    tokens = _tokens(text)
+    out: list[Clause] = []
+    start = 0
+    for end in [*(i for i, t in enumerate(tokens) if t in _CLAUSE_STOPS), len(tokens)]:
+        part, start = tokens[start:end], end + 1
+        terms = [t for t in (_term(w) for w in part) if t]
+        if terms:
+            out.append(Clause(TermIndex(terms), any(_is_negator(part, i) for i in range(len(part)))))
+    return tuple(out)
+
+
+@lru_cache(maxsize=4096)
+def _clauses_of(passage: str) -> tuple[Clause, ...]:
+    return clauses(passage)  # a unit of the book is split once, not for every sentence that rests on it
+
+
+def aligned_polarity(claim: str, passages: Sequence[str]) -> tuple[float, float]:
+    """(claim only, book only): the share of the claim's negated clauses whose aligned passage clause holds no
+    negator ("X is not needed" against "X is needed"), and 1.0 when a claim clause without a negator is
+    aligned with a passage clause that holds one ("approach the robot" against "do not approach the robot").
+    A clause aligned with nothing (it shares fewer than two terms with every passage clause) counts for
+    neither: a faithful sentence's own "so you don't have to ..." usually explains, in words the book does
+    not use there."""
+    book = [c for p in passages for c in _clauses_of(p)]
+    if not book:
+        return 0.0, 0.0
+    mine = clauses(claim)
+    negated = unmatched = 0
+    book_only = 0.0
+    for clause in mine:
+        shared = [sum(b.terms.has(t) for t in clause.terms.terms) for b in book]
+        best = max(range(len(book)), key=shared.__getitem__)
+        if clause.negated:
+            negated += 1
+        if shared[best] < _ALIGNED:
+            continue
+        if clause.negated and not book[best].negated:
+            unmatched += 1
+        elif book[best].negated and not clause.negated:
+            book_only = 1.0
+    return (unmatched / negated if negated else 0.0), book_only

@@ -9,9 +9,14 @@ the chunks it cites (and, when the caller adds them, their neighbours):
   forms, hyphens and "ROS 2"-style names normalised) found in the union's terms;
 - `units`: the units that support it, best first: the best unit by shared terms, and any unit that
   brings terms the best one lacks (a sentence that merges two passages rests on both);
+- `unit_coverage`: the share found in the best single unit (a merged or overview sentence rests on
+  several; an invented one borrows words from anywhere);
 - `numbers_found`: every figure it states is in those units (not merely somewhere in the chunk:
-  "Ubuntu 20.04" is in the page that warns against it, not in the sentence that says 22.04);
-- `reversed`: it says the opposite of those units (`text.polarity.reverses`).
+  "Ubuntu 20.04" is in the page that warns against it, not in the sentence that says 22.04); a count
+  written in words ("three fields") is found when a list of the evidence holds that many items;
+- `reversed`: it says the opposite of those units (`text.polarity.reverses`);
+- `claim_negation`, `book_negation`: the polarity of each of its clauses against the close units' clause it
+  aligns with (`text.polarity.aligned_polarity`): a negator on one side only.
 
 The semantic half of the score (a cosine between the sentence and its best units, from the embedder in
 use) is computed by the caller, `grounding`, which batches it over a whole draft.
@@ -24,9 +29,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bookrag.domain.models import SearchHit
-from bookrag.text.claims import TermIndex, claim_terms, numbers
-from bookrag.text.polarity import reverses, swaps
-from bookrag.text.sentences import extract_units
+from bookrag.text.claims import TermIndex, claim_terms, counted, numbers
+from bookrag.text.polarity import aligned_polarity, reverses, swaps
+from bookrag.text.sentences import Unit, extract_units
 
 # A unit joins the supporting ones when it brings at least this many of the sentence's terms the
 # better units lack; at most this many units support one sentence.
@@ -54,17 +59,33 @@ class Evidence:
     terms: TermIndex
     numbers: frozenset[str]
     units: tuple[EvidenceUnit, ...]
+    counts: frozenset[str] = frozenset()  # how many items each of its lists holds
 
     @classmethod
     def of(cls, hit: SearchHit) -> Evidence:
         headings = " ".join(dict.fromkeys((hit.section_heading, *hit.payload.heading_path)))
         units = []
-        for u in extract_units(hit.text):
+        found = extract_units(hit.text)
+        for u in found:
             text = " ".join((u.text, *u.items))  # a lead-in with its list: a summary of the list rests on it
             units.append(EvidenceUnit(hit.chunk_id, text, u.kind, (u.start, u.end),
                                       TermIndex(claim_terms(f"{text} {u.label}")), frozenset(numbers(text))))
         return cls(hit.chunk_id, TermIndex(claim_terms(f"{hit.text} {headings}")),
-                   frozenset(numbers(f"{hit.text} {headings}")), tuple(units))
+                   frozenset(numbers(f"{hit.text} {headings}")), tuple(units), _list_lengths(found))
+
+
+def _list_lengths(units: Sequence[Unit]) -> frozenset[str]:
+    """How many items each list of a chunk holds: a lead-in's items, or a run of items without one."""
+    counts = {str(len(u.items)) for u in units if u.items and not u.code}
+    run = 0
+    for unit in (*units, None):
+        if unit is not None and unit.kind == "item":
+            run += 1
+            continue
+        if run:
+            counts.add(str(run))
+        run = 0
+    return frozenset(counts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,12 +94,21 @@ class Lexical:
     units: tuple[EvidenceUnit, ...]
     numbers_found: bool
     reversed: bool
+    unit_coverage: float = 1.0
+    terms: int = 0
+    digits_missing: bool = False  # a figure written in digits its units lack
+    counts_missing: bool = False  # a figure written in words ("two legs") its units lack, no list that long
+    claim_negation: float = 0.0  # its negated clauses whose aligned unit clause holds no negator (share)
+    book_negation: float = 0.0  # a clause of it without a negator aligned with a unit clause that holds one
 
 
-def lexical(claim: str, evidences: Sequence[Evidence]) -> Lexical:
-    """`claim` (markers already removed) against the union of `evidences`."""
+def lexical(claim: str, evidences: Sequence[Evidence], counts: frozenset[str] = frozenset()) -> Lexical:
+    """`claim` (markers already removed) against the union of `evidences`; `counts`: more item counts
+    the evidence holds (how many subsections a cited overview has)."""
     terms = list(dict.fromkeys(claim_terms(claim)))
-    figures = numbers(claim)
+    # A count in words that a list of the evidence holds ("three fields:" over a three-item list).
+    words = counted(claim)
+    figures = numbers(claim) - (words & counts.union(*(e.counts for e in evidences)))
     if not terms:
         found = all(any(f in e.numbers for e in evidences) for f in figures)
         return Lexical(1.0, (), found, False)
@@ -97,7 +127,8 @@ def lexical(claim: str, evidences: Sequence[Evidence]) -> Lexical:
     # A figure must be in the units that support the sentence; when those state no figure at all, in
     # the chunks ("$15,000 to $50,000" rests on a "Cost Range" line that shares no word with it).
     in_units = set().union(*(u.numbers for u in chosen)) if chosen else set()
-    numbers_found = figures <= (in_units or set().union(*(e.numbers for e in evidences)))
+    pool = in_units or set().union(*(e.numbers for e in evidences))
+    numbers_found = figures <= pool
     # Reversal is judged against every unit close to the sentence (sharing a fair part of its terms),
     # so a book that says both ("ROS 1 relied on a master"; "ROS 2: no master") is read whole. A table
     # row's "No" cells negate nothing.
@@ -109,4 +140,7 @@ def lexical(claim: str, evidences: Sequence[Evidence]) -> Lexical:
                  if u.text in passages and nxt.kind == "sentence" and _CONTINUES.match(nxt.text)]
     rows = [u.text for u, shared in scored if len(shared) >= close and u.kind == "row"]
     reversed_ = (bool(passages) and reverses(claim, passages)) or any(swaps(claim, row) for row in rows)
-    return Lexical(coverage, tuple(chosen), numbers_found, reversed_)
+    claim_negation, book_negation = aligned_polarity(claim, passages)
+    best = len(scored[0][1]) / len(terms) if scored else 0.0
+    return Lexical(coverage, tuple(chosen), numbers_found, reversed_, best, len(terms),
+                   bool(figures - words - pool), bool((figures & words) - pool), claim_negation, book_negation)

@@ -43,13 +43,16 @@ def answer(body: AnswerRequest, request: Request, http: HttpResponse) -> Respons
     Follow-ups: send the earlier turns (`history`) or a `session_id` (from a turn sent with
     `start_session`); the response's `standalone_question` is what was searched. About a passage:
     send `selected_text` (and `source_url` or `source_file` when known). The `X-Query-Id` header names
-    the answer for `POST /api/feedback`."""
+    the answer for `POST /api/feedback`; `X-Answer-Mode: quoted` says the model's answer did not hold
+    against the book and the answer is the book's own sentences."""
     from bookrag.services.conversations import answer_recorded
 
     container, entry = _entry(request, body, "answer")
     response = answer_recorded(container, body, entry)
     if logging_on(container):
         http.headers[HEADER] = entry.query_id
+    if response.answer_mode == "quoted":  # the book's sentences stand in for a model answer that did not hold
+        http.headers["X-Answer-Mode"] = "quoted"
     return response
 
 
