@@ -78,8 +78,12 @@ def test_the_keyboard_reaches_thumbs_down_and_its_comment(served: Served, page: 
     assert voted.value.status == 201
     tab.get_by_text("Thanks for your feedback.").wait_for()
 
-    # The answer, the row and its buttons stay where they were; the comment opened below them.
-    assert _boxes(tab)[:4] == before[:4]
+    # The answer, the row and its buttons keep their layout; the comment opened below them. A panel already
+    # full scrolls to show the focused comment box: everything above it moves up together, nothing shifts.
+    after = _boxes(tab)[:4]
+    moved = {a["y"] - b["y"] for a, b in zip(after, before[:4], strict=True)}
+    assert len(moved) == 1 and max(moved) <= 0
+    assert [{**a, "y": 0} for a in after] == [{**b, "y": 0} for b in before[:4]]
     vote = _votes(served)[query_id]
     assert (vote["rating"], vote["comment"]) == ("down", "The QoS part is missing; write to me at [email]")
     assert tab.get_by_test_id("bookrag-vote-up").is_disabled()

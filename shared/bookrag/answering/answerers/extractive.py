@@ -177,7 +177,7 @@ class ExtractiveAnswerer:
             raise StoreTimeoutError() from None
         # A name the book never uses ("svelte", "Kalibr", "ORB-SLAM3"): capitalised, or no English word.
         surface = {stem: w for w in typed_words(asked_about(question)) for stem in tokenize(w)}
-        named = [t for t in unknown if t in names or not english(re.sub(r"[^a-z-]", "", surface.get(t, t).lower()))]
+        named = [t for t in unknown if t in names or _unlisted(surface.get(t, t))]
         return Unknown(words=unknown, named=named, total=len(words))
 
     def _in_book(self, term: str) -> bool:
@@ -274,3 +274,9 @@ class ExtractiveAnswerer:
     def compose(self, chosen: list[Scored], hits: list[SearchHit]) -> Draft:
         return compose(chosen, hits)
 
+
+def _unlisted(word: str) -> bool:
+    """A word of letters that no English lexicon lists: a name ("svelte"). Digits alone are a phone number's or
+    a figure's, not a name (versions and model numbers are `named_terms`)."""
+    letters = re.sub(r"[^A-Za-z-]", "", word)
+    return bool(letters) and letters == word.strip(".") and not english(letters.lower())
