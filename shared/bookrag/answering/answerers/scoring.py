@@ -24,8 +24,9 @@ import numpy as np
 __all__ = ["FEATURES", "Weights", "weights"]
 
 # Tried and left out, as ranking the other of our two textbook answer sets measured no better without them or
-# worse with them (`eval/fit/*.csv` still hold them): the chunk's rank, the statement's kind (item, lead-in,
-# code), its place (the chunk's first), the page's share of questions, whether it defines the asked term.
+# worse with them (and their small weights broke ties against a lead-in with its whole list): the chunk's rank,
+# the statement's kind (item, lead-in, code), its place (the chunk's first), the page's share of questions,
+# whether it defines the asked term.
 FEATURES: tuple[str, ...] = (
     "cosine",  # dense cosine between the question and the statement (a lead-in: the better of it and its list)
     "overlap",  # share of the question's content words (stems, synonyms) in the statement and its headings
