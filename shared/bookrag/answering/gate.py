@@ -34,14 +34,13 @@ unanswerable question's best chunk by at most 0.06; the off-topic ones score 0.1
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
-from importlib.resources import files
 
+from bookrag.domain.fitted import read_fitted
 from bookrag.domain.models import SearchHit
 from bookrag.text.bm25 import tokenize
 
@@ -143,9 +142,7 @@ class Silence:
 @cache
 def silence() -> Silence:
     """The committed gate. Raises ValueError when it was fit on other features (run `make refit`)."""
-    raw = json.loads((files("bookrag") / "data" / "gate-weights.json").read_text(encoding="utf-8"))
-    if tuple(raw["features"]) != SILENCE_FEATURES:
-        raise ValueError("gate-weights.json was fit on other features: run `make refit`")
+    raw = read_fitted("gate-weights.json", SILENCE_FEATURES)  # `make refit` when it was fit on others
     return Silence(tuple(float(c) for c in raw["coef"]), float(raw["intercept"]), float(raw["bar"]))
 
 

@@ -14,12 +14,12 @@ weights. Read once: a dot product per statement, no learning library at run time
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from functools import cache
-from importlib.resources import files
 
 import numpy as np
+
+from bookrag.domain.fitted import read_fitted
 
 __all__ = ["FEATURES", "Weights", "weights"]
 
@@ -60,7 +60,5 @@ class Weights:
 @cache
 def weights() -> Weights:
     """The committed weights. Raises ValueError when they do not match `FEATURES` (a stale file)."""
-    raw = json.loads((files("bookrag") / "data" / "answerer-weights.json").read_text(encoding="utf-8"))
-    if tuple(raw["features"]) != FEATURES:
-        raise ValueError("answerer-weights.json was fit on other features: run `make refit`")
+    raw = read_fitted("answerer-weights.json", FEATURES)  # `make refit` when it was fit on others
     return Weights(tuple(float(c) for c in raw["coef"]), float(raw["intercept"]), float(raw["min_keep"]))
