@@ -145,7 +145,7 @@ eval: setup
 	$(PY) benchmarks/grounding_curve.py $(GROUNDING_OUT) benchmarks/grounding-curve > /dev/null
 
 # The answerer's statement score and the gate (issue 37), fit on our own books only (never redux): each set's
-# statements and features extracted through the agent into eval/fit/*.csv, then one logistic regression each ->
+# statements and features extracted through the agent into eval/fit/*.csv, then a ranker and a logistic regression ->
 # shared/bookrag/data/answerer-weights.json, gate-weights.json. tests/unit/test_answerer_weights.py checks that
 # the committed tables give exactly the committed weights.
 FIT_SETS_TEXTBOOK_2 := answers-textbook-2 answers-textbook-2-blind textbook-2 short-sections-textbook-2 textbook-2-answers

@@ -16,11 +16,10 @@ from typing import Any
 import pytest
 
 from bookrag.answering.agent import BookRAGAgent
-from bookrag.answering.answerers import build_answerer
 from bookrag.answering.answerers.base import SYSTEM_PROMPT
-from bookrag.config.settings import Settings, load_settings
+from bookrag.config.settings import Settings
 from bookrag.contracts.agent import REFUSAL
-from bookrag.services.container import container_for
+from tests.support.agents import llm_agent
 from tests.support.books import ingest_pages
 from tests.support.stubs import Recorded, Reply, StubServer
 from tests.support.upstreams import chat_reply
@@ -64,11 +63,7 @@ def agent_with(poisoned_book: Settings) -> Callable[..., BookRAGAgent]:
     def build(**values: Any) -> BookRAGAgent:
         # A Gemini key alone now selects Gemini (issue 12): the extractive tests name their answerer.
         values.setdefault("llm_provider", "extractive")
-        settings = load_settings(qdrant_path=poisoned_book.qdrant_path, embedding_provider="local",
-                                 gemini_api_key=CANARY, **values)
-        retriever = container_for(poisoned_book).retriever
-        clients = container_for(settings)  # the LLM's clients, from the container of its settings
-        return BookRAGAgent(settings, retriever, build_answerer(settings, retriever, clients.chat_model))
+        return llm_agent(poisoned_book, gemini_api_key=CANARY, **values)
 
     return build
 

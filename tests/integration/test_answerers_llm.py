@@ -18,7 +18,6 @@ import pytest
 
 from bookrag import errors
 from bookrag.answering.agent import BookRAGAgent
-from bookrag.answering.answerers import build_answerer
 from bookrag.answering.answerers.base import SYSTEM_PROMPT, Draft, StreamingAnswerer, drained
 from bookrag.config.settings import Settings, load_settings
 from bookrag.contracts.agent import REFUSAL
@@ -26,6 +25,7 @@ from bookrag.contracts.envelope import error_body
 from bookrag.domain.deadline import Deadline
 from bookrag.services.container import container_for
 from bookrag.web.sse import frames
+from tests.support.agents import llm_agent
 from tests.support.sse import parse
 from tests.support.stubs import CUT, Hold, Recorded, Reply, StreamPiece, StubServer
 from tests.support.upstreams import UPSTREAM_DETAIL, chat_reply, completion, completion_chunks, model_says, words
@@ -69,10 +69,7 @@ def agent_with(book_env: Settings) -> Callable[..., BookRAGAgent]:
     """An agent on the sample book's retriever with the given LLM settings (the store is opened once)."""
 
     def build(**llm: Any) -> BookRAGAgent:
-        settings = load_settings(qdrant_path=book_env.qdrant_path, embedding_provider="local", **llm)
-        retriever = container_for(book_env).retriever
-        clients = container_for(settings)  # the LLM's clients, from the container of its settings
-        return BookRAGAgent(settings, retriever, build_answerer(settings, retriever, clients.chat_model))
+        return llm_agent(book_env, **llm)
 
     return build
 

@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 
 from bookrag.answering.agent import BookRAGAgent
-from bookrag.answering.answerers import build_answerer
-from bookrag.config.settings import Settings, load_settings
+from bookrag.config.settings import Settings
 from bookrag.contracts.agent import REFUSAL
 from bookrag.services.container import container_for
+from tests.support.agents import llm_agent
 from tests.support.stubs import Recorded, Reply, StubServer
 
 PATH = "/v1/chat/completions"
@@ -54,11 +54,8 @@ def other(docs: dict[str, str]) -> str:
 
 @pytest.fixture
 def agent(book_env: Settings, stub: StubServer) -> BookRAGAgent:
-    settings = load_settings(qdrant_path=book_env.qdrant_path, embedding_provider="local", llm_provider="openai",
-                             openai_api_key="llm-key-grounding", openai_base_url=stub.url + "/v1", llm_timeout_s=1.0)
-    retriever = container_for(book_env).retriever
-    clients = container_for(settings)  # the LLM's clients, from the container of its settings
-    return BookRAGAgent(settings, retriever, build_answerer(settings, retriever, clients.chat_model))
+    return llm_agent(book_env, llm_provider="openai", openai_api_key="llm-key-grounding",
+                     openai_base_url=stub.url + "/v1", llm_timeout_s=1.0)
 
 
 def test_faithful_answer_is_kept_with_the_span_it_rests_on(agent: BookRAGAgent, stub: StubServer) -> None:

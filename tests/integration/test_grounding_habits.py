@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from bookrag.answering.agent import BookRAGAgent
-from bookrag.answering.answerers import build_answerer
 from bookrag.config.settings import Settings, load_settings
 from bookrag.services.container import container_for
+from tests.support.agents import llm_agent
 from tests.support.stubs import Recorded, Reply, StubServer
 from tests.support.upstreams import chat_reply
 
@@ -60,10 +60,8 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Settings:
 
 @pytest.fixture
 def agent(store: Settings, stub: StubServer) -> BookRAGAgent:
-    settings = load_settings(qdrant_path=store.qdrant_path, embedding_provider="local", llm_provider="openai",
-                             openai_api_key="llm-key-habits", openai_base_url=stub.url + "/v1", llm_timeout_s=5.0)
-    retriever = container_for(store).retriever
-    return BookRAGAgent(settings, retriever, build_answerer(settings, retriever, container_for(settings).chat_model))
+    return llm_agent(store, llm_provider="openai", openai_api_key="llm-key-habits",
+                     openai_base_url=stub.url + "/v1", llm_timeout_s=5.0)
 
 
 def plain(answer: str) -> str:

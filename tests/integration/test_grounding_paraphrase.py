@@ -17,10 +17,9 @@ from collections.abc import Callable
 import pytest
 
 from bookrag.answering.agent import BookRAGAgent
-from bookrag.answering.answerers import build_answerer
 from bookrag.answering.answerers.grounding_score import model as fitted
-from bookrag.config.settings import Settings, load_settings
-from bookrag.services.container import container_for
+from bookrag.config.settings import Settings
+from tests.support.agents import llm_agent
 from tests.support.stubs import Recorded, Reply, StubServer
 from tests.support.upstreams import chat_reply
 
@@ -62,10 +61,8 @@ def model(*sentences: Sentence) -> Callable[[Recorded], Reply]:
 
 @pytest.fixture
 def agent(book_env: Settings, stub: StubServer) -> BookRAGAgent:
-    settings = load_settings(qdrant_path=book_env.qdrant_path, embedding_provider="local", llm_provider="openai",
-                             openai_api_key="llm-key-paraphrase", openai_base_url=stub.url + "/v1", llm_timeout_s=5.0)
-    retriever = container_for(book_env).retriever
-    return BookRAGAgent(settings, retriever, build_answerer(settings, retriever, container_for(settings).chat_model))
+    return llm_agent(book_env, llm_provider="openai", openai_api_key="llm-key-paraphrase",
+                     openai_base_url=stub.url + "/v1", llm_timeout_s=5.0)
 
 
 def model_threshold() -> float:

@@ -34,13 +34,12 @@ unanswerable question's best chunk by at most 0.06; the off-topic ones score 0.1
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 
-from bookrag.domain.fitted import read_fitted
+from bookrag.domain.fitted import logistic, read_fitted
 from bookrag.domain.models import SearchHit
 from bookrag.text.bm25 import tokenize
 
@@ -131,8 +130,7 @@ class Silence:
     bar: float
 
     def answers(self, x: Sequence[float]) -> float:
-        z = sum(c * v for c, v in zip(self.coef, x, strict=True)) + self.intercept
-        return 1.0 / (1.0 + math.exp(-z))
+        return logistic(self.coef, self.intercept, x)
 
     def as_dict(self) -> dict[str, object]:
         return {"features": list(SILENCE_FEATURES), "coef": [round(c, 6) for c in self.coef],

@@ -1,19 +1,21 @@
-"""Fit the extractive answerer's statement score (`answering.answerers.scoring`), offline (issue 37).
+"""Fit the extractive answerer's statement score (`answering.answerers.scoring`) and the gate
+(`answering.gate.silent`), offline (issue 37).
 
 Two steps, so that the fit is reproducible without a store or an embedder:
 
-1. `extract SET DOCS TABLE`: every question of an answer set (eval/README.md, "Answer sets") goes through the
-   agent as a caller's would (its retrieval, its clause searches), and every statement the answerer could
-   quote becomes a row of TABLE (CSV): the question's id, whether it is answerable, the label (1 when the
-   statement sits in a gold section of the question, or under one) and its features. QDRANT_PATH names the
-   book's store (ingested with the local embedder).
-2. `fit TABLE... WEIGHTS`: a logistic regression (scikit-learn, L2, C = 1, balanced classes) over the rows of
-   every table; the refusal bar `min_best` is the best statement's score that best separates answerable
-   questions from the others (Youden's J over the questions of every table), and `min_keep` the statement
-   score of best F1 over the rows. Writes `bookrag/data/answerer-weights.json`.
+1. `extract SET TABLE`: every question of a question set goes through the agent as a caller's would (its
+   retrieval, its clause searches), and every statement the answerer could quote becomes a row of TABLE
+   (CSV): the question's id, whether it is answerable, the label (1 when the statement sits in a gold section
+   of the question, or under one; 0 not; -1 for a set without gold sections, read by the gate only), the
+   question's gate features and the statement's features. QDRANT_PATH names the book's store (ingested with
+   the local embedder).
+2. `fit TABLE... FOLDER`: the statement score, a ranker drawn towards the hand-set weights it replaced
+   (`_rank`), then the gate, a logistic regression (scikit-learn, L2, balanced classes) over each question's
+   best statement under that score and its other features, its bar the one of fewest wrong decisions.
+   Writes `answerer-weights.json` and `gate-weights.json` into FOLDER (`bookrag/data`).
 
-`make refit` runs both on our own books (the sample book and textbook-2's answer sets). Never on the
-untuned book (redux): it is where we see whether the weights carry.
+`make refit` runs both on our own books (the sample book and textbook-2's sets). Never on the untuned book
+(redux): it is where we see whether the weights carry.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from bookrag.answering.answerers.scoring import FEATURES, Weights
-from bookrag.answering.gate import Silence
+from bookrag.answering.gate import SILENCE_FEATURES, Silence, silence_features
 
 C = 1.0
 # The hand-set weights of the answerer before issue 37, the prior the fit starts from and is drawn towards.
@@ -48,7 +50,7 @@ def _key(heading: str) -> str:
     return " ".join(tokens(heading))
 
 
-QUESTION_COLUMNS = ("unknown_share", "unknown_name", "top_cosine")  # the gate's features besides `best`
+QUESTION_COLUMNS = SILENCE_FEATURES[1:]  # the gate's features besides `best`, the statements' score
 
 
 def extract(set_path: Path, table: Path) -> int:
@@ -73,8 +75,7 @@ def extract(set_path: Path, table: Path) -> int:
     def recording(question: str, hits: list[Any], retrieve: Any, deadline: Deadline) -> Draft:
         # What the answerer would score, without scoring it: the weights being fit are not needed (nor valid).
         asked = respell(question, hits, answerer.retriever.vocabulary)
-        seen["run"] = (asked, hits, answerer.part_hits(asked, hits, retrieve, deadline),
-                       answerer.unknown_terms(asked, hits, deadline))
+        seen["run"] = (asked, hits, *answerer.evidence(asked, hits, retrieve, deadline))
         return Draft(REFUSAL, refused=True, reason="weak_evidence")
 
     answerer.answer = recording  # type: ignore[method-assign]
@@ -88,10 +89,11 @@ def extract(set_path: Path, table: Path) -> int:
         agent.run(question)
         if "run" not in seen:
             continue  # nothing retrieved cleared the threshold: refused before any statement is scored
-        asked, hits, part_hits, unknown = seen["run"]
+        asked, hits, unknown, part_hits = seen["run"]
         units, x = answerer.features(asked, hits, part_hits)
-        about = [round(len(unknown.words) / unknown.total if unknown.total else 0.0, 6), int(bool(unknown.named)),
-                 round(float(hits[0].score), 6)]
+        # The gate's features as the answerer computes them, but the best statement's score (the fit's own).
+        about = [round(v, 6) for v in silence_features(0.0, len(unknown.words), unknown.total, bool(unknown.named),
+                                                       hits)[1:]]
         qid = f"{set_path.stem}:{n}"
         if not units:
             rows.append([qid, int(answerable), -1, 0, *about, *([0.0] * len(FEATURES))])
@@ -142,12 +144,10 @@ def fit(tables: list[Path]) -> tuple[Weights, Silence]:
     # against each other statement of its question), its weights drawn towards PRIOR (the hand-set weights
     # the answerer had before, MAP with a Gaussian prior of precision LAMBDA) and a free temperature. The
     # score stays on the prior's scale, so the composition's margins and ratios keep their meaning.
-    coef = tuple(round(float(c), 4) for c in _rank(t, labelled))
-    draft = Weights(coef, 0.0, 0.0)
-    scores = np.where(t.statement == 1, draft.score(t.x), 0.0)
     # `min_keep` stays the hand calibration's: the best-F1 bar over the statements' labels (0.80) keeps one
     # statement in an answer where the section says more, and costs textbook-2-blind's keyword recall 0.65 -> 0.56.
-    weights = Weights(coef, 0.0, MIN_KEEP)
+    weights = Weights(tuple(round(float(c), 4) for c in _rank(t, labelled)), 0.0, MIN_KEEP)
+    scores = np.where(t.statement == 1, weights.score(t.x), 0.0)
 
     questions: dict[str, tuple[list[float], int]] = {}
     for i, qid in enumerate(t.ids):
@@ -167,8 +167,7 @@ def _rank(t: Table, labelled: np.ndarray) -> np.ndarray:
     """PRIOR + the fitted deviation (see `fit`); L-BFGS from scipy, deterministic."""
     from scipy.optimize import minimize
 
-    d, _ = _pairs(t, labelled)
-    d = d[: len(d) // 2]  # gold - other only: the loss is symmetric
+    d = _pairs(t, labelled)
     prior = np.asarray([PRIOR.get(f, 0.0) for f in FEATURES])
 
     def loss(p: np.ndarray) -> tuple[float, np.ndarray]:
@@ -182,8 +181,8 @@ def _rank(t: Table, labelled: np.ndarray) -> np.ndarray:
     return np.asarray(prior + found.x[1:])
 
 
-def _pairs(t: Table, labelled: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Feature differences (gold - other, and other - gold) of every pair of one question's statements."""
+def _pairs(t: Table, labelled: np.ndarray) -> np.ndarray:
+    """Feature differences, gold - other, of every such pair of one question's statements."""
     rows: dict[str, list[int]] = {}
     for i in np.flatnonzero(labelled):
         rows.setdefault(t.ids[i], []).append(int(i))
@@ -194,8 +193,7 @@ def _pairs(t: Table, labelled: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         for g in gold:
             for o in other:
                 diffs.append(t.x[g] - t.x[o])
-    x = np.asarray(diffs)
-    return np.vstack([x, -x]), np.concatenate([np.ones(len(x)), np.zeros(len(x))])
+    return np.asarray(diffs)
 
 
 def _fewest_errors(pos: list[float], neg: list[float]) -> float:

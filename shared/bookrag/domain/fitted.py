@@ -5,10 +5,12 @@ than the code computes is refused the same way everywhere."""
 from __future__ import annotations
 
 import json
+import math
+from collections.abc import Sequence
 from importlib.resources import files
 from typing import Any
 
-__all__ = ["read_fitted"]
+__all__ = ["logistic", "read_fitted"]
 
 
 def read_fitted(name: str, features: tuple[str, ...]) -> dict[str, Any]:
@@ -17,3 +19,9 @@ def read_fitted(name: str, features: tuple[str, ...]) -> dict[str, Any]:
     if tuple(raw["features"]) != features:
         raise ValueError(f"{name} was fit on other features than the code computes: refit it")
     return raw
+
+
+def logistic(coef: Sequence[float], intercept: float, x: Sequence[float]) -> float:
+    """A logistic regression's probability for one row `x` (in the order of its features)."""
+    z = intercept + sum(c * v for c, v in zip(coef, x, strict=True))
+    return 1.0 / (1.0 + math.exp(-z))

@@ -28,8 +28,9 @@ from __future__ import annotations
 import math
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 import numpy as np
 
@@ -51,6 +52,7 @@ if TYPE_CHECKING:
     from bookrag.config.settings import RetrievalMode, Settings
 
 Order = Literal["score", "rank"]
+T = TypeVar("T")
 
 _VOCABULARY_WORD = re.compile(r"[^\W\d_]{4,}")  # words a typo may stand for: letters, four or more
 
@@ -115,8 +117,7 @@ class Retriever:
         self.store = store
         self.reranker = reranker
         self.bm25 = BM25Encoder()
-        self._titles: tuple[str, list[tuple[str, str]]] | None = None
-        self._vocabulary: tuple[str, frozenset[str]] | None = None
+        self._read: dict[str, tuple[str, object]] = {}  # per book version: its pages, its vocabulary
 
     def describe(self) -> dict[str, Any]:
         """The ranking configuration, for evaluation reports and health output."""
@@ -210,24 +211,28 @@ class Retriever:
     def pages(self) -> list[tuple[str, str]]:
         """Every page as (source_file, title), in the book's order (the table of contents'); read once per
         book version."""
-        version = self.store.book_version()
-        key = version.label if version else ""
-        if self._titles is None or self._titles[0] != key:
+        def read() -> list[tuple[str, str]]:
             pages = {(int(p.get("page_number") or 0), str(p.get("source_file") or "")): str(p.get("doc_title") or "")
                      for p in self.store.scroll_payloads(["doc_title", "page_number", "source_file"])}
-            self._titles = (key, [(source, title) for (_, source), title in sorted(pages.items())])
-        return self._titles[1]
+            return [(source, title) for (_, source), title in sorted(pages.items())]
+
+        return self._per_version("pages", read)
 
     def vocabulary(self) -> frozenset[str]:
         """Every word of the book's text, lower-cased (what a misspelt word of a question may have meant);
         read once per book version, and only when a question needs it."""
+        return self._per_version("vocabulary", lambda: frozenset(
+            w.lower() for p in self.store.scroll_payloads(["content_text"])
+            for w in _VOCABULARY_WORD.findall(str(p.get("content_text") or ""))))
+
+    def _per_version(self, name: str, read: Callable[[], T]) -> T:
+        """What `read` makes of the book, kept until the store serves another book version."""
         version = self.store.book_version()
         key = version.label if version else ""
-        if self._vocabulary is None or self._vocabulary[0] != key:
-            words = {w.lower() for p in self.store.scroll_payloads(["content_text"])
-                     for w in _VOCABULARY_WORD.findall(str(p.get("content_text") or ""))}
-            self._vocabulary = (key, frozenset(words))
-        return self._vocabulary[1]
+        kept = self._read.get(name)
+        if kept is None or kept[0] != key:
+            kept = self._read[name] = (key, read())
+        return cast(T, kept[1])
 
     def uses_term(self, term: str) -> bool:
         """True when the book contains the stemmed `term` anywhere: its sparse index holds every term."""

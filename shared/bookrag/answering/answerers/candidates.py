@@ -47,6 +47,7 @@ class Candidate:
     defines: bool = False
     label: str = ""
     sides: frozenset[str] = frozenset()
+    terms: frozenset[str] = frozenset()  # its stems and facets, with its headings' words: what a question meets
 
 
 def candidates(hits: list[SearchHit], shape: QuestionShape) -> list[Candidate]:
@@ -93,8 +94,9 @@ def candidates(hits: list[SearchHit], shape: QuestionShape) -> list[Candidate]:
             scaffold = is_scaffolding(unit.text, [hit.section_heading, *path[1:], unit.label,
                                                   unit.text if _heading_lead_in(unit) else ""], title)
             lead = bool(shape.term) and not unit.items and defines(unit.text, shape.term)
+            terms = frozenset(set(tokenize(text)) | facets(text) | heading_terms)
             units.append(Candidate(hit, unit, text, tuple(spans), heading_terms, section_terms, follow,
-                                   block, scaffold, lead, label, _sides(unit, around)))
+                                   block, scaffold, lead, label, _sides(unit, around), terms))
     return units
 
 

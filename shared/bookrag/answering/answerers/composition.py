@@ -65,7 +65,6 @@ _MAX_FILLED = 2  # statements the lead section may add beyond `max_units`
 
 @dataclass(frozen=True, slots=True)
 class Calibration:
-    min_best: float
     min_keep: float
     keep_ratio: float
     max_units: int = 4
@@ -75,7 +74,7 @@ class Calibration:
 def fitted_calibration() -> Calibration:
     """The bars of the fitted score (`answerers.scoring`): never keep a statement below `min_keep`. Whether to
     answer at all is the gate's (`answering.gate.silent`), so no best score refuses here."""
-    return Calibration(min_best=0.0, min_keep=weights().min_keep, keep_ratio=0.7)
+    return Calibration(min_keep=weights().min_keep, keep_ratio=0.7)
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +84,6 @@ class Scored:
     text: str  # the unit as it will be quoted (a lead-in with its items)
     score: float
     cosine: float
-    overlap: float
     spans: tuple[tuple[int, int], ...] = ()  # raw spans of `hit.text` that `text` reads
     terms: frozenset[str] | set[str] = frozenset()  # stems of the unit and its headings
     part_scores: tuple[float, ...] = ()  # the same score against each part of a multi-part question
@@ -100,7 +98,7 @@ class Scored:
 def choose(scored: list[Scored], question: str, cal: Calibration) -> list[Scored]:
     """The best unit, the list it introduces or belongs with, a unit for each part of a multi-part
     question, then close runners-up from the sections already chosen."""
-    if not scored or scored[0].score < cal.min_best:
+    if not scored or scored[0].score < 0.0:  # the gate decided to answer; a negative best says nothing
         return []
     shape = QuestionShape.of(question)
     if not asks_about_scaffolding(question):
@@ -148,7 +146,7 @@ def choose(scored: list[Scored], question: str, cal: Calibration) -> list[Scored
         titled: set[tuple[str, str]] = set()
         for s in scored:
             if (s.hit.source_file == best.hit.source_file and s.section_terms & asked
-                    and s.score >= max(cal.min_best, _INTRO_RATIO * best.score) and _section(s) not in titled):
+                    and s.score >= max(0.0, _INTRO_RATIO * best.score) and _section(s) not in titled):
                 titled.add(_section(s))
                 add(s)
     # Each part of "the difference between A and B" gets its own best statement.

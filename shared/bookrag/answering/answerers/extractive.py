@@ -56,7 +56,7 @@ from bookrag.domain.deadline import Deadline
 from bookrag.domain.models import SearchHit
 from bookrag.errors import StoreTimeoutError
 from bookrag.text.bm25 import tokenize
-from bookrag.text.facets import facets, without_facet_words
+from bookrag.text.facets import without_facet_words
 from bookrag.text.lexicon import english
 
 if TYPE_CHECKING:
@@ -117,8 +117,7 @@ class ExtractiveAnswerer:
         summed = summary(subject, self.retriever.pages(), hits, retrieve) if subject else None
         if summed is not None:
             return self.compose(*summed)
-        unknown = self.unknown_terms(question, hits, deadline)
-        part_hits = self.part_hits(question, hits, retrieve, deadline)
+        unknown, part_hits = self.evidence(question, hits, retrieve, deadline)
         scored = self.score(question, hits, part_hits)
         if silent(silence_features(scored[0].score if scored else 0.0, len(unknown.words), unknown.total,
                                    bool(unknown.named), hits)):
@@ -127,6 +126,12 @@ class ExtractiveAnswerer:
         if not chosen:
             return Draft(REFUSAL, refused=True, reason="weak_evidence")
         return self.compose(chosen, [*hits, *part_hits])
+
+    def evidence(self, question: str, hits: list[SearchHit], retrieve: Retrieve,
+                 deadline: Deadline) -> tuple[Unknown, list[SearchHit]]:
+        """What the answer is decided on besides `hits`: the question's words the book never uses, and the
+        chunks retrieved for each of its clauses. `question` as respelt (`questions.respell`)."""
+        return self.unknown_terms(question, hits, deadline), self.part_hits(question, hits, retrieve, deadline)
 
     def part_hits(self, question: str, hits: list[SearchHit], retrieve: Retrieve,
                   deadline: Deadline) -> list[SearchHit]:
@@ -194,14 +199,12 @@ class ExtractiveAnswerer:
             return []
         model = weights()
         scores = [model.score(x[k]) for k in range(x.shape[0])]
-        wanted = asked_words(question)
+        cosine = FEATURES.index("cosine")
         scored = []
         for i, cand in enumerate(units):
-            terms = set(tokenize(cand.text)) | facets(cand.text) | cand.heading_terms
-            overlap0 = len(wanted & terms) / len(wanted) if wanted else 0.0
             parts = tuple(float(scores[k][i]) for k in range(1, len(scores)))
-            scored.append(Scored(cand.hit, cand.unit, cand.text, float(scores[0][i]), float(x[0, i, 0]), overlap0,
-                                 cand.spans, terms, parts, frozenset(cand.section_terms), cand.follow,
+            scored.append(Scored(cand.hit, cand.unit, cand.text, float(scores[0][i]), float(x[0, i, cosine]),
+                                 cand.spans, cand.terms, parts, frozenset(cand.section_terms), cand.follow,
                                  cand.block, cand.scaffold, cand.defines, cand.label))
         scored.sort(key=lambda s: s.score, reverse=True)
         return scored
@@ -229,7 +232,7 @@ class ExtractiveAnswerer:
         wanted = [asked_words(q) for q in queries]
         x = np.zeros((len(queries), len(units), len(FEATURES)))
         for i, cand in enumerate(units):
-            terms = set(tokenize(cand.text)) | facets(cand.text) | cand.heading_terms
+            terms = cand.terms
             owns = own_headings(cand.hit, cand.unit)
             unit = cand.unit
             common = {"unnamed": float(not names <= said[cand.hit.source_file]),

@@ -27,12 +27,12 @@ The features (each in 0..1):
 
 from __future__ import annotations
 
-import json
-import math
 from collections.abc import Sequence
 from dataclasses import astuple, dataclass, fields
 from functools import lru_cache
 from pathlib import Path
+
+from bookrag.domain.fitted import logistic, read_fitted
 
 __all__ = ["FEATURES", "WEIGHTS_FILE", "Features", "Model", "model"]
 
@@ -78,8 +78,7 @@ class Model:
     threshold: float
 
     def probability(self, x: Sequence[float]) -> float:
-        z = self.intercept + sum(c * v for c, v in zip(self.coef, x, strict=True))
-        return 1.0 / (1.0 + math.exp(-z))
+        return logistic(self.coef, self.intercept, x)
 
     def cosine_range(self, x: Features) -> tuple[float, float]:
         """The probability with the cosine at 0 and at 1: when both fall on the same side of the
@@ -95,9 +94,7 @@ def _with_cosine(x: Features, cosine: float) -> tuple[float, ...]:
 
 
 @lru_cache(maxsize=1)
-def model(path: Path = WEIGHTS_FILE) -> Model:
+def model() -> Model:
     """The committed weights; raises `ValueError` when they were fit on other features (a refit is due)."""
-    data = json.loads(path.read_text(encoding="utf-8"))
-    if tuple(data["features"]) != FEATURES:
-        raise ValueError(f"{path.name} was fit on {data['features']}, not {list(FEATURES)}: refit it")
+    data = read_fitted(WEIGHTS_FILE.name, FEATURES)
     return Model(tuple(float(c) for c in data["coef"]), float(data["intercept"]), float(data["threshold"]))

@@ -41,15 +41,14 @@ def page_named(subject: str, pages: Sequence[tuple[str, str]]) -> str | None:
     want, numbers = _words(subject)
     if not want and not numbers:
         return None
-    best: tuple[float, int] | None = None
-    found = None
-    for order, (source, title) in enumerate(pages):
+    best, found = _MIN_COVER, None
+    for source, title in pages:  # in the book's order: among equals, the first
         have, have_numbers = _words(f"{title} {source.rsplit('.', 1)[0]}")
         if not numbers <= have_numbers:
             continue
         cover = (len(want & have) + len(numbers)) / (len(want) + len(numbers))
-        if cover >= _MIN_COVER and (best is None or cover > best[0]):
-            best, found = (cover, order), source
+        if cover > best or (found is None and cover == best):
+            best, found = cover, source
     return found
 
 
@@ -57,33 +56,40 @@ def page_hits(question: str, pages: Sequence[tuple[str, str]], retrieve: Retriev
     """For a request for a summary whose words retrieve nothing ("can you summarize part 3 for me"), the chunks
     of the page it names, searched by its title; [] for any other question."""
     subject = summary_subject(question)
-    source = page_named(subject, pages) if subject else None
+    found = _page_search(subject, pages, retrieve) if subject else None
+    return found[1] if found else []
+
+
+def _page_search(subject: str, pages: Sequence[tuple[str, str]],
+                 retrieve: Retrieve) -> tuple[str, list[SearchHit]] | None:
+    """The page `subject` names and its chunks, searched by its title; None when it names none."""
+    source = page_named(subject, pages)
     if source is None:
-        return []
-    title = next(t for s, t in pages if s == source)
-    return retrieve(title or subject, page=source)
+        return None
+    title = dict(pages)[source]
+    return source, retrieve(title or subject, page=source)
 
 
 def summary(subject: str, pages: Sequence[tuple[str, str]], hits: Sequence[SearchHit],
             retrieve: Retrieve) -> tuple[list[Scored], list[SearchHit]] | None:
     """The statements that sum up the page `subject` names, in its order, and the hits they come from; None
     when no page is named or none of its text was retrieved."""
-    source = page_named(subject, pages)
-    if source is None:
+    found = _page_search(subject, pages, retrieve)
+    if found is None:
         return None
-    title = next(t for s, t in pages if s == source)
-    page = {h.chunk_id: h for h in [*hits, *retrieve(title or subject, page=source)] if h.source_file == source}
+    source, searched = found
+    page = {h.chunk_id: h for h in [*hits, *searched] if h.source_file == source}
     ordered = sorted(page.values(), key=lambda h: h.chunk_index)
     chosen: list[Scored] = []
     sections: set[str] = set()
-    for cand in candidates(ordered, QuestionShape.of(title)):
+    for cand in candidates(ordered, QuestionShape.of(dict(pages)[source])):
         heading = cand.hit.section_heading
         if heading in sections or cand.unit.kind != "sentence" or cand.unit.items \
                 or len(cand.unit.text.split()) < _MIN_WORDS:
             continue
         sections.add(heading)
         label = "" if heading == cand.hit.payload.doc_title else SECTION_NUMBER.sub("", heading).strip()
-        chosen.append(Scored(cand.hit, cand.unit, cand.text, 1.0, 1.0, 1.0, cand.spans, label=label))
+        chosen.append(Scored(cand.hit, cand.unit, cand.text, 1.0, 1.0, cand.spans, label=label))
         if len(chosen) == _MAX_SECTIONS:
             break
     return (chosen, ordered) if chosen else None
