@@ -24,16 +24,26 @@ from bookrag.text.sentences import SECTION_NUMBER
 
 __all__ = ["page_hits", "page_named", "summary"]
 
-_NUMBER = re.compile(r"\d+")
+# A folder's own page by the names sites give it: Docusaurus's category index (index, README) and the
+# overview or introduction a course opens a module with. Among pages that name a subject equally well it is
+# the one that sums up the others ("module 3": its overview, not its assignment, first in file order).
+_FOLDER_PAGE = frozenset({"index", "readme", "overview", "intro", "introduction"})
 _MIN_COVER = 0.5  # the page's title and path name at least half of the subject's words
 _MAX_SECTIONS = 4  # the opening, then the first sentence of up to three sections
 _MIN_WORDS = 6  # a sentence shorter than this says too little to stand for its section
 
 
 def _words(text: str) -> tuple[set[str], set[str]]:
-    """Stems and numbers of a subject, a title or a path ("module-3-digital-twin/index.md")."""
-    text = re.sub(r"[/_.-]+", " ", text)
-    return set(tokenize(text)), set(_NUMBER.findall(text))
+    """Stems and numbered names of a subject, a title or a path ("module-3-digital-twin/index.md" -> {"modul",
+    "digit", "twin", "index"}, {"modul 3"}): a number belongs to the word before it, so "module 1 / chapter 3"
+    does not name "module 3"; a number with no word before it stands alone."""
+    tokens = re.findall(r"[^\W\d_]+|\d+", re.sub(r"[/_.-]+", " ", text))
+    numbered = set()
+    for i, token in enumerate(tokens):
+        if token.isdigit():
+            word = tokenize(tokens[i - 1]) if i and not tokens[i - 1].isdigit() else []
+            numbered.add(f"{word[0]} {token}" if word else token)
+    return set(tokenize(" ".join(t for t in tokens if not t.isdigit()))), numbered
 
 
 def page_named(subject: str, pages: Sequence[tuple[str, str]]) -> str | None:
@@ -41,14 +51,16 @@ def page_named(subject: str, pages: Sequence[tuple[str, str]]) -> str | None:
     want, numbers = _words(subject)
     if not want and not numbers:
         return None
-    best, found = _MIN_COVER, None
+    best: tuple[float, bool] = (_MIN_COVER, False)
+    found = None
     for source, title in pages:  # in the book's order: among equals, the first
         have, have_numbers = _words(f"{title} {source.rsplit('.', 1)[0]}")
-        if not numbers <= have_numbers:
+        if not numbers <= have_numbers | {n.rsplit(" ", 1)[-1] for n in have_numbers}:
             continue
         cover = (len(want & have) + len(numbers)) / (len(want) + len(numbers))
-        if cover > best or (found is None and cover == best):
-            best, found = cover, source
+        key = (cover, source.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower() in _FOLDER_PAGE)
+        if key > best or (found is None and key >= best):
+            best, found = key, source
     return found
 
 
