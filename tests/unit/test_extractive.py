@@ -64,9 +64,9 @@ def test_units_are_statements_not_formatting() -> None:
     assert not any(t.endswith("?") or "a) costs" in t for t in texts)  # quiz questions say nothing
     lead_in = next(u for u in units if u.text == "Each costmap is built from layers:")
     assert lead_in.items == ("Static layer — occupancy from the saved map.",
-                             "Obstacle layer — marks obstacles seen by LiDAR.",
-                             "Size tiny (Parameters: 39 M; Use on a robot: Jetson, fastest).")
-    assert [u.kind for u in units].count("row") == 1
+                             "Obstacle layer — marks obstacles seen by LiDAR.")  # the table after it is its own
+    rows = [u.text for u in units if u.kind == "row"]
+    assert rows == ["Size tiny (Parameters: 39 M; Use on a robot: Jetson, fastest)."]
 
 
 def test_sentences_split_on_stops_but_not_abbreviations() -> None:
@@ -219,3 +219,21 @@ def test_a_heading_s_number_is_not_part_of_its_lead_in() -> None:
 
     assert lead_in.text == "Characteristics of Topic Communication:"
     assert text[lead_in.start:lead_in.end].startswith("2.1.1 Characteristics")  # the quote is the page's text
+
+
+def test_the_tail_of_a_sentence_a_code_block_interrupted_is_no_statement_of_its_own() -> None:
+    text = ("We keep the request's progress as a string:\n\n```js\n{\n  status: 'idle' // or 'loading'\n}\n```\n\n"
+            "instead of a plain flag. A flag allows only two states.\n\n```js\nconst a = 1\n```\n\n"
+            "Loading states are named by strings.\n")
+    texts = [u.text for u in extract_units(text) if u.kind == "sentence"]
+    assert not any(t.startswith("instead") for t in texts)
+    assert "A flag allows only two states." in texts
+    assert "Loading states are named by strings." in texts
+
+
+def test_a_lead_in_carries_its_list_and_not_the_code_block_after_it() -> None:
+    text = ("The store has three methods:\n\n- getState returns the state.\n- dispatch sends an action.\n"
+            "- subscribe adds a listener.\n\n```js\nconst store = createStore(reducer)\nstore.dispatch(action)\n```\n")
+    lead_in = next(u for u in extract_units(text) if u.text == "The store has three methods:")
+    assert lead_in.items == ("getState returns the state.", "dispatch sends an action.", "subscribe adds a listener.")
+    assert not lead_in.code

@@ -187,6 +187,7 @@ def extract_units(text: str, headings: set[str] | None = None) -> list[Unit]:
                 # A short command block reads as a list of commands (a lead-in sentence carries it).
                 if 0 < len(code) <= _MAX_CODE_LINES:
                     blocks.extend(("code", c) for c in code)
+                blocks.append(("fence", _Mapped("", ())))
                 code = []
             elif raw.strip() and len(raw.strip()) <= _MAX_CODE_CHARS:
                 lead = len(raw) - len(raw.lstrip())
@@ -263,6 +264,8 @@ def extract_units(text: str, headings: set[str] | None = None) -> list[Unit]:
     units: list[Unit] = []
     label = ""  # the last heading read: what the items and rows after it are about
     for number, (kind, block) in enumerate(blocks):
+        if kind == "fence":
+            continue
         if kind == "heading":
             label = clean_inline(block.s)
             continue
@@ -300,6 +303,10 @@ def extract_units(text: str, headings: set[str] | None = None) -> list[Unit]:
                     units.append(Unit(lead_in, "sentence", len(units), start=start, end=end))
                 continue
             sentences = [m for m in _split_mapped(mapped) if not m.s.endswith("?")]
+            if sentences and number and blocks[number - 1][0] == "fence" and sentences[0].s[:1].islower():
+                # "...the field as a string enum:", a code block, then "instead of an `isLoading` boolean.": the
+                # sentence the code interrupted ends here, and this tail alone says nothing.
+                sentences = sentences[1:]
             for m in sentences:
                 a, b = _widen(text, *m.span())
                 units.append(Unit(m.s, "sentence", len(units), start=a, end=b))
@@ -326,14 +333,15 @@ def _widen(raw: str, start: int, end: int) -> tuple[int, int]:
 
 
 def _attach_lists(units: list[Unit]) -> list[Unit]:
-    """A sentence ending in ':' introduces the items, rows or command lines after it; it carries them
-    along. Code lines no lead-in introduces are dropped: they are not statements."""
+    """A sentence ending in ':' introduces the items, rows or command lines after it (one run of one kind); it
+    carries them along. Code lines no lead-in introduces are dropped: they are not statements."""
     out: list[Unit] = []
     for i, unit in enumerate(units):
         if unit.kind == "sentence" and unit.text.endswith(":"):
             following: list[Unit] = []
             for nxt in units[i + 1:]:
-                if nxt.kind == "sentence":
+                # One run of one kind: a code block after a list is the page's example, not more items.
+                if nxt.kind == "sentence" or (following and nxt.kind != following[0].kind):
                     break
                 following.append(nxt)
             if following:
