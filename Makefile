@@ -118,8 +118,8 @@ eval: setup
 			--json $(EVAL_OUT)/textbook-2.json; \
 		QDRANT_PATH=.bookrag/eval-textbook-2 $(PY) benchmarks/grounding_eval.py run eval/grounding-textbook-2.jsonl \
 			$(GROUNDING_OUT)/textbook-2.json > /dev/null; \
-		QDRANT_PATH=.bookrag/eval-textbook-2 $(PY) benchmarks/grounding_eval.py run eval/grounding-textbook-2-blind.jsonl \
-			$(GROUNDING_OUT)/textbook-2-blind.json > /dev/null; \
+		for set in textbook-2-blind textbook-2-negations; do QDRANT_PATH=.bookrag/eval-textbook-2 $(PY) \
+			benchmarks/grounding_eval.py run eval/grounding-$$set.jsonl $(GROUNDING_OUT)/$$set.json > /dev/null; done; \
 	else echo "textbook-2 skipped: $(TEXTBOOK_2) is absent"; rm -f $(EVAL_OUT)/textbook-2.json $(GROUNDING_OUT)/textbook-2*.json; fi
 	@if [ -d "$(REDUX)" ]; then set -e; \
 		QDRANT_PATH=.bookrag/eval-redux $(EVAL_ENV) $(BIN)/bookrag ingest $(REDUX); \
@@ -170,13 +170,14 @@ fit-grounding: setup
 	QDRANT_PATH=.bookrag/eval-sample-book $(PY) benchmarks/grounding_eval.py run eval/grounding-sample-book.jsonl \
 		$(GROUNDING_OUT)/sample-book.json > /dev/null
 	QDRANT_PATH=.bookrag/eval-textbook-2 $(EVAL_ENV) $(BIN)/bookrag ingest $(TEXTBOOK_2)
-	for set in textbook-2 textbook-2-blind; do QDRANT_PATH=.bookrag/eval-textbook-2 $(PY) benchmarks/grounding_eval.py \
+	for set in textbook-2 textbook-2-blind textbook-2-negations; do QDRANT_PATH=.bookrag/eval-textbook-2 $(PY) benchmarks/grounding_eval.py \
 		run eval/grounding-$$set.jsonl $(GROUNDING_OUT)/$$set.json > /dev/null; done
 	QDRANT_PATH=.bookrag/eval-redux $(EVAL_ENV) $(BIN)/bookrag ingest $(REDUX)
 	QDRANT_PATH=.bookrag/eval-redux $(PY) benchmarks/grounding_eval.py run eval/grounding-redux.jsonl \
 		$(GROUNDING_OUT)/redux.json > /dev/null
 	$(PY) benchmarks/grounding_eval.py features eval/grounding-features.csv \
-		$(addprefix $(GROUNDING_OUT)/,sample-book.json textbook-2.json textbook-2-blind.json redux.json)
+		$(addprefix $(GROUNDING_OUT)/,sample-book.json textbook-2.json textbook-2-blind.json textbook-2-negations.json \
+		redux.json)
 	$(PY) -m bookrag.devtools.fit_grounding eval/grounding-features.csv
 
 # ruff, mypy strict, and the import contracts in pyproject.toml (rooms point down, SDKs only in adapters, no

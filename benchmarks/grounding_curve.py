@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-BOOKS = {"textbook-2": ("textbook-2", "textbook-2-blind"), "redux": ("redux",)}
+BOOKS = {"textbook-2": ("textbook-2", "textbook-2-blind", "textbook-2-negations"), "redux": ("redux",)}
 THRESHOLDS = tuple(round(0.05 * i, 2) for i in range(1, 20))
 
 
