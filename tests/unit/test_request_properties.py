@@ -14,11 +14,13 @@ import re
 import unicodedata
 from typing import Any
 
+import jsonschema
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, ValidationError
 
+from bookrag.contracts.agent import AnswerRequest
 from bookrag.contracts.rest import RetrieveRequest
 from bookrag.contracts.tools import BookContentRequest, BookContextRequest, PerformRetrievalRequest
 from bookrag.domain.query import has_visible_character, normalize_query
@@ -176,3 +178,21 @@ def test_retrieve_chunks_refuses_bad_input_before_touching_the_index(args: tuple
         retrieve_chunks(*args)
 
     assert isinstance(caught.value, InvalidInputError) and caught.value.code == code
+
+
+# --- /api/answer: what its schema allows is what it accepts (issue 38) -----------------------------------
+
+
+@EXAMPLES
+@given(text=QUERY_TEXT, where=st.sampled_from(["selected_text", "history"]))
+def test_an_answer_request_is_accepted_exactly_when_its_schema_allows_it(text: str, where: str) -> None:
+    body: dict[str, Any] = {"query": "What does this say?"}
+    body |= {"selected_text": text} if where == "selected_text" else {"history": [{"question": text}]}
+    schema = AnswerRequest.model_json_schema()
+    allowed = jsonschema.Draft202012Validator(schema).is_valid(body)
+    try:
+        AnswerRequest.model_validate(body)
+        accepted = True
+    except ValidationError:
+        accepted = False
+    assert accepted == allowed, (where, text)

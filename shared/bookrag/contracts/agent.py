@@ -10,7 +10,7 @@ from pydantic.config import JsonDict
 from bookrag import errors
 from bookrag.contracts.base import Codes, ErrorBody, FieldCodes, QueryRequest, query_field
 from bookrag.domain.models import SearchHit
-from bookrag.domain.query import CONVERSATION, POLICIES, SESSION_ID_PATTERN, normalize_query
+from bookrag.domain.query import CONVERSATION, POLICIES, SESSION_ID_PATTERN, VISIBLE_CHARACTER, normalize_query
 
 REFUSAL = "This question is not answered in the book."
 
@@ -156,15 +156,17 @@ class HistoryTurn(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    question: str = Field(min_length=1, max_length=CONVERSATION.max_turn_question_chars,
-                          description="The earlier question, as the reader asked it")
+    question: str = Field(min_length=1, max_length=CONVERSATION.max_turn_question_chars, pattern=VISIBLE_CHARACTER,
+                          description="The earlier question, as the reader asked it (at least one visible "
+                                      "character, like `query`)")
     answer: str = Field("", max_length=CONVERSATION.max_turn_answer_chars,
                         description="The answer the service gave (optional; helps an LLM resolve the follow-up)")
 
-    @field_validator("question", "answer", mode="before")
+    # Checked as sent, then normalised, as `query` is: what the schema allows is what the service accepts.
+    @field_validator("question", "answer", mode="after")
     @classmethod
-    def _normalize(cls, value: object) -> object:
-        return normalize_query(value) if isinstance(value, str) else value
+    def _normalize(cls, value: str) -> str:
+        return normalize_query(value)
 
 
 # The conversation's forms exclude each other (CONFLICTING_CONVERSATION): the schema says so too, so a
@@ -207,18 +209,19 @@ class AnswerRequest(QueryRequest):
     start_session: bool = Field(False, strict=True,
                                 description="Start a server-side session with this turn; its id is in the response")
     selected_text: str | None = Field(
-        None, min_length=1, max_length=CONVERSATION.max_selection_chars,
+        None, min_length=1, max_length=CONVERSATION.max_selection_chars, pattern=VISIBLE_CHARACTER,
         description="Text the reader highlighted (at most "
-                    f"{CONVERSATION.max_selection_chars} characters): the question is about it")
+                    f"{CONVERSATION.max_selection_chars} characters as sent, at least one visible, like `query`): "
+                    "the question is about it")
     source_url: str | None = Field(None, min_length=1, max_length=CONVERSATION.max_source_chars,
                                    description="The page the selection is on, when known")
     source_file: str | None = Field(None, min_length=1, max_length=CONVERSATION.max_source_chars,
                                     description="The book file the selection is from, when known")
 
-    @field_validator("selected_text", mode="before")
+    @field_validator("selected_text", mode="after")
     @classmethod
-    def _normalize_selection(cls, value: object) -> object:
-        return normalize_query(value) if isinstance(value, str) else value
+    def _normalize_selection(cls, value: str | None) -> str | None:
+        return None if value is None else normalize_query(value)
 
 
 
