@@ -104,6 +104,7 @@ REDUX ?= ../shared/corpus/redux-docs/docs
 EVAL_OUT := .bookrag/answers-eval
 GROUNDING_OUT := .bookrag/grounding-eval
 EVAL_ENV := EMBEDDING_PROVIDER=local LLM_PROVIDER=extractive
+STAGES := bm25,dense,hybrid,hybrid+diversity,hybrid+dbsf,default  # each retrieval stage, on both books
 eval: setup
 	mkdir -p $(EVAL_OUT) $(GROUNDING_OUT)
 	QDRANT_PATH=.bookrag/eval-sample-book $(EVAL_ENV) $(BIN)/bookrag ingest book/docs
@@ -138,6 +139,12 @@ eval: setup
 			--selections eval/selections-redux.jsonl --json $(EVAL_OUT)/redux.json; \
 		QDRANT_PATH=.bookrag/eval-redux $(EVAL_ENV) $(PY) benchmarks/baselines.py eval/answers-redux.jsonl \
 			$(REDUX) $(EVAL_OUT)/redux-baselines.json > /dev/null; \
+		QDRANT_PATH=.bookrag/eval-textbook-2 $(EVAL_ENV) $(BIN)/bookrag eval eval/answers-textbook-2-blind.jsonl \
+			--modes $(STAGES) --json $(EVAL_OUT)/stages-textbook-2-blind.json > /dev/null; \
+		QDRANT_PATH=.bookrag/eval-redux $(EVAL_ENV) $(BIN)/bookrag eval eval/answers-redux.jsonl \
+			--modes $(STAGES) --json $(EVAL_OUT)/stages-redux.json > /dev/null; \
+		$(PY) benchmarks/retrieval_stages.py $(EVAL_OUT)/stages-textbook-2-blind.json $(EVAL_OUT)/stages-redux.json \
+			benchmarks/retrieval-stages.md; \
 	else echo "blind sets skipped: ../shared/corpus is absent"; rm -f $(EVAL_OUT)/textbook-2-blind*.json $(EVAL_OUT)/redux*.json; fi
 	$(PY) benchmarks/answers_eval.py $(EVAL_OUT)
 	$(PY) benchmarks/grounding_eval.py report $(GROUNDING_OUT) benchmarks/grounding-after \
