@@ -62,6 +62,8 @@ _PAIRS = """
     inner:outer encourage:discourage encouraged:discouraged add:remove adds:removes added:removed
     enable:disable enabled:disabled true:false early:late earlier:later start:end begin:end
     single:multiple shallow:deep narrow:broad specific:general strict:lenient strict:loose
+    positive:negative isolated:shared dedicated:shared separate:shared often:rarely often:seldom
+    sometimes:always partial:complete partially:fully present:absent analytically:numerically
 """
 ANTONYMS: dict[str, frozenset[str]] = {}
 for _pair in _PAIRS.split():
