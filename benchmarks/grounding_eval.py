@@ -196,7 +196,8 @@ def timing(per_answer: list[float]) -> dict[str, Any]:
 
 
 HABITS = ("count-words", "overview", "list-summary", "merged", "reworded-definition", "paraphrase", "-")
-ORDER = ("sample-book", "textbook-2", "textbook-2-blind", "textbook-2-negations", "redux")  # report columns; others follow
+# Report columns; others follow.
+ORDER = ("sample-book", "textbook-2", "textbook-2-blind", "textbook-2-negations", "redux")
 
 
 def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
