@@ -105,3 +105,12 @@ def test_aligned_polarity_reads_a_negator_on_one_side_of_the_clauses_that_say_th
     # A negated clause of the claim that aligns with nothing in the book (its own explanation) counts for neither.
     assert aligned_polarity("Custom messages are compiled during the build, but you don't write their parsers by hand.",
                             ["Custom messages are compiled during the build process."]) == (0.0, 0.0)
+
+
+def test_aligned_polarity_reads_the_half_the_book_affirms_as_affirmed() -> None:
+    from bookrag.text.polarity import aligned_polarity
+
+    book = ["The `--symlink-install` flag links Python files instead of copying them."]
+    # "X instead of Y" negates Y only: a claim that states X says what the book says.
+    assert aligned_polarity("Python files are then linked.", book) == (0.0, 0.0)
+    assert aligned_polarity("The flag copies the Python files.", book) == (0.0, 1.0)

@@ -242,6 +242,7 @@ _ALIGNED = 2  # terms a claim clause shares with a passage clause to be read as 
 class Clause(NamedTuple):
     terms: TermIndex
     negated: bool  # it holds a negator ("not", "without", "instead of", ...)
+    negated_terms: frozenset[str] = frozenset()  # the terms its negators reach ("copying" of "instead of copying")
 
 
 def clauses(text: str) -> tuple[Clause, ...]:
@@ -254,7 +255,8 @@ def clauses(text: str) -> tuple[Clause, ...]:
         part, start = tokens[start:end], end + 1
         terms = [t for t in (_term(w) for w in part) if t]
         if terms:
-            out.append(Clause(TermIndex(terms), any(_is_negator(part, i) for i in range(len(part)))))
+            negated = any(_is_negator(part, i) for i in range(len(part)))
+            out.append(Clause(TermIndex(terms), negated, frozenset(_scopes(part)[0]) if negated else frozenset()))
     return tuple(out)
 
 
@@ -266,7 +268,8 @@ def _clauses_of(passage: str) -> tuple[Clause, ...]:
 def aligned_polarity(claim: str, passages: Sequence[str]) -> tuple[float, float]:
     """(claim only, book only): the share of the claim's negated clauses whose aligned passage clause holds no
     negator ("X is not needed" against "X is needed"), and 1.0 when a claim clause without a negator is
-    aligned with a passage clause that holds one ("approach the robot" against "do not approach the robot").
+    aligned with a passage clause that negates one of its terms ("approach the robot" against "do not approach
+    the robot"; not "Python files are linked" against "links Python files instead of copying them").
     A clause aligned with nothing (it shares fewer than two terms with every passage clause) counts for
     neither: a faithful sentence's own "so you don't have to ..." usually explains, in words the book does
     not use there."""
@@ -285,6 +288,6 @@ def aligned_polarity(claim: str, passages: Sequence[str]) -> tuple[float, float]
             continue
         if clause.negated and not book[best].negated:
             unmatched += 1
-        elif book[best].negated and not clause.negated:
-            book_only = 1.0
+        elif not clause.negated and any(clause.terms.has(t) for t in book[best].negated_terms):
+            book_only = 1.0  # it states what the book negates there, not the half the book affirms
     return (unmatched / negated if negated else 0.0), book_only
