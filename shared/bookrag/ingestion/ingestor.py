@@ -26,6 +26,7 @@ from bookrag.domain.models import ChunkPayload, PointRecord, embedding_text
 from bookrag.errors import DocumentError
 from bookrag.ingestion.chunker import ChunkDraft, ParsedDocument, chunk_document, parse_document
 from bookrag.ingestion.files import decode, discover, git_commit, read_source
+from bookrag.ingestion.site_folder import site_of_docs, up_to_site
 from bookrag.text.bm25 import BM25Encoder
 
 if TYPE_CHECKING:
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
     from bookrag.config.settings import Settings
 
 # Bump when chunking or payload layout changes: every file is then re-embedded once.
-INGEST_VERSION = "4"
+INGEST_VERSION = "5"
 CHUNK_NAMESPACE = uuid.UUID("5b0f3f0e-7a57-4b8e-9d2c-1f6f0c9a2b11")
 EMBED_GROUP_CHUNKS = 256  # chunks embedded together: big enough to batch well, small enough to commit often
 # What a page's hash takes for a partial it could not read (its bytes' hash otherwise).
@@ -122,10 +123,14 @@ def _reading_order(files: list[SourceFile]) -> None:
 
 
 class _Partials:
-    """The partials pages include, each read, decoded and hashed once per ingest under the same rules as a page."""
+    """The partials pages include, each read, decoded and hashed once per ingest under the same rules as a page.
 
-    def __init__(self, root: Path, limit: int) -> None:
+    Paths are relative to the docs folder `root`; a partial may sit anywhere inside `bound` (the site
+    folder when known, else the docs folder), never beyond it."""
+
+    def __init__(self, root: Path, limit: int, bound: Path | None = None) -> None:
         self.root = root
+        self.bound = bound or root
         self.limit = limit
         # docs-relative path -> (its text, None when missing, or why it cannot be read; what a page's hash adds)
         self.read: dict[str, tuple[str | DocumentError | None, bytes]] = {}
@@ -135,7 +140,7 @@ class _Partials:
         if not path.exists() and not path.is_symlink():
             return None, _MISSING
         try:
-            raw = read_source(path, self.root, self.limit)
+            raw = read_source(path, self.bound, self.limit)
         except DocumentError as exc:
             return exc, _UNREADABLE
         digest = hashlib.sha256(raw).digest()
@@ -171,15 +176,20 @@ class Ingestor:
         s = self.settings
         return f"{INGEST_VERSION}|{self.embedder.name}|{s.chunk_max_tokens}|{s.chunk_overlap_tokens}|{s.book_base_url}"
 
-    def load(self, root: Path, report: IngestReport) -> list[SourceFile]:
+    def load(self, root: Path, report: IngestReport, site: Path | None = None) -> list[SourceFile]:
+        """The docs under `root`, parsed; `site` (the Docusaurus site folder holding them, when known)
+        is where `@site/` imports and imports out of the docs resolve."""
         files: list[SourceFile] = []
-        partials = _Partials(root, self.settings.max_document_bytes)
+        if site is None:
+            site = site_of_docs(root)
+        partials = _Partials(root, self.settings.max_document_bytes, site)
+        site_rel = None if site is None else up_to_site(root, site)
         for path in discover(root):
             rel = path.relative_to(root).as_posix()
             try:
                 raw = read_source(path, root, self.settings.max_document_bytes)
                 doc = parse_document(decode(raw), rel, partials.text,
-                                     max_partial_chars=4 * self.settings.max_document_bytes)
+                                     max_partial_chars=4 * self.settings.max_document_bytes, site=site_rel)
             except DocumentError as exc:
                 report.skipped.append((rel, exc.message))
                 continue
