@@ -43,7 +43,8 @@ class _RichProgress:
 
 @app.command()
 def ingest(
-    path: Annotated[Path, typer.Argument(help="The Docusaurus docs folder (e.g. book/docs)")],
+    path: Annotated[Path, typer.Argument(
+        help="A Docusaurus site folder (every locale and version) or a docs folder (e.g. book/docs)")],
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON")] = False,
     atomic: Annotated[bool | None, typer.Option(
         "--atomic/--incremental",
