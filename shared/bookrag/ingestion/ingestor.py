@@ -25,7 +25,7 @@ from bookrag.domain.book_version import BookVersion, content_hash, utc_now
 from bookrag.domain.models import ChunkPayload, PointRecord, embedding_text
 from bookrag.errors import DocumentError
 from bookrag.ingestion.chunker import ChunkDraft, ParsedDocument, chunk_document, parse_document
-from bookrag.ingestion.docusaurus_site import Edition, edition_base_url, read_site
+from bookrag.ingestion.docusaurus_site import Edition, Site, edition_base_url, read_site
 from bookrag.ingestion.files import decode, discover, git_commit, read_source
 from bookrag.ingestion.site_folder import find_config, site_of_docs, up_to_site
 from bookrag.text.bm25 import BM25Encoder
@@ -176,6 +176,7 @@ class Ingestor:
         self.bm25 = BM25Encoder()
         self.layout = ""  # a site's editions and their URLs (`Site.layout`), set by `load`
         self.default_locale = ""  # a site's default locale, set by `load`
+        self.site: Site | None = None  # the site `load` read, None for a docs folder
 
     def config_fingerprint(self) -> str:
         s = self.settings
@@ -191,7 +192,7 @@ class Ingestor:
             files = self._load_folder(root, report, site_of_docs(root), None)
         else:
             site = read_site(root)
-            self.layout, self.default_locale = site.layout, site.default_locale
+            self.layout, self.default_locale, self.site = site.layout, site.default_locale, site
             report.warnings.extend(("docusaurus.config", w) for w in site.warnings)
             files = [f for edition in site.editions for f in self._load_folder(edition.folder, report, root, edition)]
         _reading_order(files)
@@ -245,8 +246,10 @@ class Ingestor:
     def version_of(self, files: list[SourceFile], root: Path) -> BookVersion:
         """The version these files make: their content hash, now, and the docs' git commit."""
         fingerprint = self.config_fingerprint()
+        site = self.site
         return BookVersion(content_hash((f.rel_path, self.file_hash(f, fingerprint)) for f in files), utc_now(),
-                           git_commit(root))
+                           git_commit(root), *((site.locales, site.versions, site.default_locale, site.last_version)
+                                               if site else ()))
 
     @staticmethod
     def file_hash(f: SourceFile, fingerprint: str) -> str:
