@@ -218,3 +218,12 @@ def test_the_mcp_tools_read_the_edition_named(site_settings: Settings, tmp_path:
     assert data["version"] == "2.0" and "ten seconds" in data["answer"]
     assert result["_meta"]["bookrag/edition"] == "en/2.0"
     assert all("/docs/2.0/" in s["source_url"] for s in data["sources"])
+
+
+def test_the_python_api_reads_the_edition_named(site_settings: Settings, use_env: Callable[..., None]) -> None:
+    from bookrag.services.python_api import run_agent
+
+    use_env(QDRANT_PATH=str(site_settings.qdrant_path), EMBEDDING_PROVIDER="local")
+    response = run_agent("How long do I hold the pairing button?", version="2.0")
+    assert (response.locale, response.version) == ("en", "2.0") and "ten seconds" in response.answer
+    assert run_agent("How long do I hold the pairing button?").locale is None  # the contract's body, as before

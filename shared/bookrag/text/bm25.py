@@ -22,6 +22,7 @@ from bookrag.domain.models import SparseVector
 _TOKEN = re.compile(r"[a-z0-9]+(?:[._-][a-z0-9]+)*")
 # A word of any script: letters and digits (Python's `\w` is Unicode-aware), underscore excluded.
 _OTHER_WORD = re.compile(r"[^\W_]+")
+_OTHER_LETTER = re.compile(r"[^\W\d_a-z]")  # in lower-cased text: a letter beyond ASCII
 
 # Snowball's English stop list, lightly extended with Markdown/code noise.
 STOP_WORDS = frozenset(
@@ -65,7 +66,7 @@ def tokenize(text: str) -> list[str]:
     lowered = text.lower()
     words = [w for w in _TOKEN.findall(lowered) if len(w) > 1 and w not in STOP_WORDS]
     stems = stem_words(words)
-    if not lowered.isascii():
+    if not lowered.isascii() and _OTHER_LETTER.search(lowered):  # an em dash or a curly quote is no word
         stems.extend(other_words(lowered))
     return stems
 
