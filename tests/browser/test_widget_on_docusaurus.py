@@ -11,30 +11,17 @@ from typing import Any
 import pytest
 
 from tests.support import docusaurus_site as docusaurus
-from tests.support.browser import ANSWER_TIMEOUT_MS, screenshot
+from tests.support.browser import ANSWER_TIMEOUT_MS, DONE, add_widget, screenshot
 from tests.support.paths import SAMPLE_DOCS
 from tests.support.serve import Served
 
 PAGE = "/docs/module-1-ros2/installation"  # a long page: a table of contents, a back-to-top button
-DONE = "[data-testid=bookrag-answer][data-refusal]"
 
 
 @pytest.fixture(scope="module")
 def site() -> Iterator[str]:
     with docusaurus.served(docusaurus.build(SAMPLE_DOCS)) as origin:
         yield origin
-
-
-def add_widget(tab: Any, api: str, **data: str) -> None:
-    """The two lines a book owner adds (docusaurus.config.js `scripts`), as the page runs them."""
-    attrs = {"data-book": "Physical AI", "data-api": api, **{f"data-{k.replace('_', '-')}": v for k, v in data.items()}}
-    tab.evaluate("""([src, attrs]) => new Promise((ok, fail) => {
-        const s = document.createElement('script');
-        s.src = src; s.defer = true; s.onload = ok; s.onerror = fail;
-        for (const [k, v] of Object.entries(attrs)) s.setAttribute(k, v);
-        document.body.appendChild(s);
-    })""", [f"{api}/widget/v1/bookrag.js", attrs])
-    tab.get_by_test_id("bookrag-open").wait_for()
 
 
 BOXES = """() => {

@@ -208,9 +208,11 @@ def test_openapi_documents_the_answer_route(client: TestClient) -> None:
     schemas = spec["components"]["schemas"]
 
     assert post["responses"]["200"]["content"]["application/json"]["schema"]["$ref"].endswith("/Response")
-    # The contract's four fields, required; plus the optional conversation fields of issue 13.
+    # The contract's four fields, required; plus the optional conversation fields of issue 13 and the site
+    # edition's of issue 35.
     assert set(schemas["Response"]["properties"]) == {"answer", "sources", "is_refusal", "refusal_reason",
-                                                      "standalone_question", "session_id", "selection_in_book"}
+                                                      "standalone_question", "session_id", "selection_in_book",
+                                                      "locale", "version", "edition_note"}
     assert set(schemas["Response"]["required"]) == {"answer", "sources", "is_refusal"}
     request = schemas["AnswerRequest"]["properties"]
     assert request["history"]["anyOf"][0]["maxItems"] == 10

@@ -18,7 +18,7 @@ import pytest
 from bookrag.devtools.mdx_artefacts import artefacts
 from bookrag.ingestion.ingestor import Ingestor, IngestReport
 from bookrag.services.container import container_for
-from tests.support.paths import FIXTURES
+from tests.support.paths import CORPUS, FIXTURES
 
 MDX_BOOK = FIXTURES / "mdx-book" / "docs"
 TEMPLATE = FIXTURES / "docusaurus-template" / "docs"
@@ -66,6 +66,30 @@ def test_no_chunk_holds_mdx_machinery(make_settings: Callable[..., Any]) -> None
                  for f in ingestor.load(docs, report) for d in ingestor.build_chunks(f)]
         assert [row for row in found if row[2]] == []
         assert len(found) > 10
+
+
+REDUX = CORPUS / "redux-docs" / "docs"
+
+
+@pytest.mark.skipif(not REDUX.is_dir(), reason="../shared/corpus/redux-docs is not beside this checkout")
+def test_redux_docs_hold_no_mdx_artefact_and_each_partial_where_it_is_included(local_embedder: Any) -> None:
+    """A real book of someone else's, never tuned on (issue 35): no chunk holds an import, a comment, raw
+    JSX or a chunk of dashes, and every partial a page renders is in that page's chunks."""
+    from bookrag.config.settings import load_settings
+
+    ingestor = Ingestor(load_settings(embedding_provider="local"), local_embedder, None)  # type: ignore[arg-type]
+    report = IngestReport()
+    files = ingestor.load(REDUX, report)
+    assert report.skipped == [] and report.warnings == [] and len(files) > 80
+    chunks = {f.rel_path: ingestor.build_chunks(f) for f in files}
+    found = [(rel, d.text[:120], kinds) for rel, drafts in chunks.items() for d in drafts
+             if (kinds := artefacts(d.text, d.section_heading))]
+    assert found == []
+    included = [(f.rel_path, partial) for f in files if f.doc for partial in f.doc.includes]
+    assert len(included) >= 5  # the fundamentals tutorial's warning, in each part that renders it
+    for rel, partial in included:
+        words = "intentionally shows older-style Redux logic patterns"
+        assert "_FundamentalsWarning" in partial and words in " ".join(d.text for d in chunks[rel]), rel
 
 
 def test_missing_and_cyclic_imports_are_warnings_naming_the_file(

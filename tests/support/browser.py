@@ -64,3 +64,18 @@ SELECT_SENTENCE = """([start, end]) => {
   p.dispatchEvent(new MouseEvent('mouseup', {bubbles: true}));
   return selection.toString();
 }"""
+
+
+DONE = "[data-testid=bookrag-answer][data-refusal]"  # an answer the widget has finished rendering
+
+
+def add_widget(tab: Any, api: str, **data: str) -> None:
+    """The two lines a book owner adds (docusaurus.config.js `scripts`), as the page runs them."""
+    attrs = {"data-book": "Physical AI", "data-api": api, **{f"data-{k.replace('_', '-')}": v for k, v in data.items()}}
+    tab.evaluate("""([src, attrs]) => new Promise((ok, fail) => {
+        const s = document.createElement('script');
+        s.src = src; s.defer = true; s.onload = ok; s.onerror = fail;
+        for (const [k, v] of Object.entries(attrs)) s.setAttribute(k, v);
+        document.body.appendChild(s);
+    })""", [f"{api}/widget/v1/bookrag.js", attrs])
+    tab.get_by_test_id("bookrag-open").wait_for()

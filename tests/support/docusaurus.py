@@ -69,17 +69,31 @@ def build(docs: Path, workdir: Path, *, site_files: Path = HERE, minify: bool = 
 
     `site_files` holds the site's `docusaurus.config.js` (and `sidebars.js` when it names one): this
     folder's smallest site by default; the browser tests' site has its own (`docusaurus_site/`)."""
-    packages = install()
     site = workdir / "site"
     shutil.rmtree(site, ignore_errors=True)
     site.mkdir(parents=True)
     for name in ("docusaurus.config.js", "sidebars.js"):
         if (site_files / name).exists():
             shutil.copy(site_files / name, site / name)
+    shutil.copytree(docs, site / "docs")
+    return _build(site, minify=minify)
+
+
+def build_site(source: Path, workdir: Path, *, minify: bool = False) -> Path:
+    """Build a whole site folder (its config, `versions.json`, `versioned_docs/`, `i18n/`, `src/`), every
+    locale; returns the folder of its HTML: the default locale at its root, each other locale under
+    `<locale>/`."""
+    site = workdir / "site"
+    shutil.rmtree(site, ignore_errors=True)
+    shutil.copytree(source, site, ignore=shutil.ignore_patterns("node_modules", "build", ".docusaurus"))
+    return _build(site, minify=minify)
+
+
+def _build(site: Path, *, minify: bool) -> Path:
+    packages = install()
     shutil.copy(HERE / "package.json", site / "package.json")
     (site / "node_modules").symlink_to(packages / "node_modules")
-    shutil.copytree(docs, site / "docs")
-    (site / "static" / "img").mkdir(parents=True)
+    (site / "static" / "img").mkdir(parents=True, exist_ok=True)
     (site / "static" / "img" / "docusaurus.png").write_bytes(_pixel_png())
     cli = packages / "node_modules" / "@docusaurus" / "core" / "bin" / "docusaurus.mjs"
     # The webpack cache would live in the shared node_modules and serve one site's pages to another.

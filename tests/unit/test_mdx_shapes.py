@@ -130,3 +130,57 @@ def test_a_long_table_is_split_by_rows_under_its_header() -> None:
     assert len(table_chunks) > 2
     for c in table_chunks:
         assert "| Sensor | Rate | What |\n| --- | --- | --- |\n| sensor" in c.text
+
+
+# -- issue 35: imports as real sites write them, and rules that draw no text ------------------------------
+
+PARTIALS = {"_setup.md": "## Setup\n\nThe setup partial installs the mast driver before the first run.\n",
+            "../src/partials/_shared.md": "The shared partial lives in the site's src folder, outside the docs.\n",
+            "../../outside.md": "Never read: this file is beyond the site folder.\n"}
+
+
+def _with_partials(text: str, site: str | None = None) -> tuple[str, tuple[str, ...]]:
+    doc = parse_document(text, "guide.mdx", PARTIALS.get, site=site)
+    return doc.body, doc.warnings
+
+
+def test_an_import_path_prettier_escaped_is_read_as_javascript_reads_it() -> None:
+    # Prettier writes `_` in an MDX import as `\_`; the JavaScript string still names `./_setup.md`.
+    body, warnings = _with_partials("import Setup from './\\_setup.md';\n\n# Guide\n\n<Setup />\n")
+    assert "installs the mast driver" in body and warnings == ()
+
+
+def test_a_site_alias_import_is_read_from_the_site_folder() -> None:
+    text = "import Shared from '@site/src/partials/\\_shared.md';\n\n# Guide\n\n<Shared />\n"
+    body, warnings = _with_partials(text, site="..")
+    assert "lives in the site's src folder" in body and warnings == ()
+    # A docs folder whose site is unknown cannot resolve it: a warning saying so, never a crash.
+    body, warnings = _with_partials(text)
+    assert "src folder" not in body and "no site folder is known" in warnings[0]
+
+
+def test_an_import_beyond_the_site_folder_is_refused() -> None:
+    text = "import Out from '../../outside.md';\n\n# Guide\n\nText.\n\n<Out />\n"
+    body, warnings = _with_partials(text, site="..")
+    assert "Never read" not in body and "outside the site folder" in warnings[0]
+
+
+def test_a_thematic_break_never_becomes_a_chunk_of_dashes() -> None:
+    # redux-docs' api/Store.md: a code example, then `---`, then the next heading. The rule drew nothing.
+    code = "```js\nstore.dispatch(addTodo('Read the docs'))\n```"
+    text = f"# Store\n\n## Example\n\n{code}\n\n---\n\n## Next\n\n{PROSE}\n"
+    chunks = _chunks(text, max_tokens=40)
+    assert [c for c in chunks if artefacts(c.text, c.section_heading)] == []
+    assert all("---" not in c.text for c in chunks)
+
+
+def test_a_partials_h1_never_titles_the_page_that_renders_it() -> None:
+    # Checked on a real build: Docusaurus titles a page from its front matter, else its own first H1, else
+    # its id; a partial's H1 is rendered below that title, never promoted to it.
+    partials = {"_intro.md": "---\ntitle: Intro partial\n---\n\n# Welcome from the partial\n\nHello text.\n"}
+    own = parse_document("---\ntitle: Page A\n---\nimport Intro from './_intro.md';\n\n<Intro />\n\n## Own\n\nText.\n",
+                         "page-a.mdx", partials.get)
+    bare = parse_document("import Intro from './_intro.md';\n\n<Intro />\n\n## Own\n\nText.\n", "page-b.mdx",
+                          partials.get)
+    assert own.title == "Page A" and bare.title == "Page B"
+    assert "Intro partial" not in own.body and "Welcome from the partial" in bare.body

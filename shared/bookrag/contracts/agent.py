@@ -67,6 +67,14 @@ class Response(BaseModel):
         default=None, description="Whether `selected_text` matched the book's indexed text (then its passage and "
                           "neighbours were searched first and may be cited); false: it was treated as part of "
                           "the question and is never cited. Only with `selected_text`")
+    # Editions (issue 35): additive, and absent unless the request named a locale or version or fell back.
+    locale: str | None = Field(default=None, description=(
+        "The site locale the answer and its citations come from; only when the request named a locale or "
+        "version, or the book is a site and the answer fell back"))
+    version: str | None = Field(default=None, description="The site docs version they come from; as `locale`")
+    edition_note: str | None = Field(default=None, description=(
+        "Why the edition read is not the one asked for: a locale or version the book lacks, or cited pages the "
+        "locale does not translate (quoted in the default locale)"))
     # The book version is not a field: without a conversation the body stays exactly the contract's four
     # fields. HTTP carries it as the X-Book-Version header, MCP in the result's _meta, Python as this property.
     _book_version: str | None = PrivateAttr(default=None)

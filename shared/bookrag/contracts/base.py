@@ -74,10 +74,23 @@ def query_field(max_chars: int, description: str) -> Any:
 
 
 class QueryRequest(BaseModel):
-    """A request whose `query` is checked as sent, then normalised (`normalize_query`)."""
+    """A request whose `query` is checked as sent, then normalised (`normalize_query`).
+
+    Every query may name the site edition it reads (issue 35): optional, so each contract's own fields,
+    defaults and errors are unchanged. A locale or version the book lacks is not an error: the answer
+    comes from the site's default, and says so."""
 
     model_config = _REQUEST
     error_codes: ClassVar[FieldCodes] = {}
+
+    locale: Filter = Field(None, description=(
+        "For a book ingested from a Docusaurus site: the locale to read (`ur`, or a language tag such as "
+        "`ur-PK`, read by its language). Default: the site's default locale. One the book lacks falls back "
+        "to it, and the response says so (`edition_note`)"))
+    version: Filter = Field(None, description=(
+        "For a versioned site: the docs version to read, by name (`2.0`, `current`; `next` is the current "
+        "one). Default: the version the site serves by default. One the book lacks falls back to it, and "
+        "the response says so (`edition_note`)"))
 
     @field_validator("query", mode="after", check_fields=False)
     @classmethod

@@ -43,7 +43,8 @@ class _RichProgress:
 
 @app.command()
 def ingest(
-    path: Annotated[Path, typer.Argument(help="The Docusaurus docs folder (e.g. book/docs)")],
+    path: Annotated[Path, typer.Argument(
+        help="A Docusaurus site folder (every locale and version) or a docs folder (e.g. book/docs)")],
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON")] = False,
     atomic: Annotated[bool | None, typer.Option(
         "--atomic/--incremental",
@@ -191,15 +192,19 @@ def ask(
     = None,
     source_file: Annotated[str | None, typer.Option("--source-file", help="The book file of the passage")] = None,
     source_url: Annotated[str | None, typer.Option("--source-url", help="The page of the passage")] = None,
+    locale: Annotated[str | None, typer.Option("--locale", help="A site's locale to answer from (ur)")] = None,
+    version: Annotated[str | None, typer.Option("--version", help="A site's docs version (2.0)")] = None,
 ) -> None:
     """Answer a question from the book only, with its sources (or refuse); optionally a follow-up
-    (--previous, --session-id) or a question about a passage (--selected-text)."""
+    (--previous, --session-id), a question about a passage (--selected-text), or of a site's locale and
+    version (--locale, --version)."""
     from bookrag.services.python_api import run_agent
 
     history = [{"question": q} for q in previous] if previous else None
     try:
         response = run_agent(question, history=history, session_id=session_id, start_session=start_session,
-                             selected_text=selected_text, source_file=source_file, source_url=source_url)
+                             selected_text=selected_text, source_file=source_file, source_url=source_url,
+                             locale=locale, version=version)
     except BookRAGError as exc:
         fail(exc, as_json)
         return
@@ -211,6 +216,9 @@ def ask(
     if response.selection_in_book is not None:
         typer.secho("(selection found in the book)" if response.selection_in_book
                     else "(selection not found in the book: read as part of the question)", dim=True)
+    if response.locale:
+        typer.secho(f"(from {response.locale}/{response.version}"
+                    + (f": {response.edition_note})" if response.edition_note else ")"), dim=True)
     typer.echo(response.answer)
     label = "Nearest sections" if response.is_refusal else "Sources"
     if response.sources:

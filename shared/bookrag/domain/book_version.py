@@ -30,6 +30,12 @@ class BookVersion:
     content_hash: str
     ingested_at: str  # ISO 8601, UTC, seconds
     git_commit: str | None = None
+    # A book ingested from a Docusaurus site (issue 35): its locales and docs versions, the default locale and
+    # the version served by default. Kept with the version, so a request resolves its edition without a read.
+    site_locales: tuple[str, ...] = ()
+    site_versions: tuple[str, ...] = ()
+    site_default_locale: str = ""
+    site_latest: str = ""
 
     @property
     def label(self) -> str:
@@ -41,8 +47,12 @@ class BookVersion:
         return f"{label}-g{self.git_commit[:12]}{dirty}"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"content_hash": self.content_hash, "ingested_at": self.ingested_at,
-                "git_commit": self.git_commit, "label": self.label}
+        out: dict[str, Any] = {"content_hash": self.content_hash, "ingested_at": self.ingested_at,
+                               "git_commit": self.git_commit, "label": self.label}
+        if self.site_locales:  # a docs folder's version is stored exactly as before
+            out["site"] = {"locales": list(self.site_locales), "versions": list(self.site_versions),
+                           "default_locale": self.site_default_locale, "latest": self.site_latest}
+        return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> BookVersion | None:
@@ -52,7 +62,12 @@ class BookVersion:
         content, at, commit = data.get("content_hash"), data.get("ingested_at"), data.get("git_commit")
         if not isinstance(content, str) or not isinstance(at, str) or not (commit is None or isinstance(commit, str)):
             return None
-        return cls(content, at, commit)
+        site = data.get("site")
+        if not isinstance(site, Mapping):
+            return cls(content, at, commit)
+        return cls(content, at, commit, tuple(str(x) for x in site.get("locales") or ()),
+                   tuple(str(x) for x in site.get("versions") or ()), str(site.get("default_locale") or ""),
+                   str(site.get("latest") or ""))
 
 
 def content_hash(file_hashes: Iterable[tuple[str, str]]) -> str:

@@ -34,6 +34,14 @@ class ChunkPayload:
     created_at: float
     content_hash: str
     file_hash: str
+    # The site edition the chunk belongs to (issue 35): "" for a docs folder ingested alone. `locale` is the
+    # locale whose URL serves it, `content_locale` the language its text is in (the default locale's, for a
+    # page the locale does not translate); `latest` marks the version the site serves by default.
+    locale: str = ""
+    version: str = ""
+    content_locale: str = ""
+    latest: bool = False
+    default_locale: str = ""  # the site's default locale (where a request that names none reads)
 
     @property
     def citation_label(self) -> str:
@@ -68,6 +76,11 @@ class ChunkPayload:
             created_at=float(raw.get("created_at") or 0.0),
             content_hash=str(raw.get("content_hash") or ""),
             file_hash=str(raw.get("file_hash") or ""),
+            locale=str(raw.get("locale") or ""),
+            version=str(raw.get("version") or ""),
+            content_locale=str(raw.get("content_locale") or ""),
+            latest=bool(raw.get("latest")),
+            default_locale=str(raw.get("default_locale") or ""),
         )
 
 
@@ -136,9 +149,17 @@ class StoredHit:
 class Filters:
     module_name: str | None = None
     source_file: str | None = None
+    locale: str | None = None  # a site's edition: its locale and version (payload `locale`, `version`)
+    version: str | None = None
 
     def __bool__(self) -> bool:
-        return bool(self.module_name or self.source_file)
+        return bool(self.matches())
+
+    def matches(self) -> list[tuple[str, str]]:
+        """(payload field, value) for each filter set: each must match exactly."""
+        fields = (("module_name", self.module_name), ("locale", self.locale), ("version", self.version),
+                  ("source_file", self.source_file))
+        return [(name, value) for name, value in fields if value]
 
 
 def embedding_text(doc_title: str, heading_path: tuple[str, ...], text: str) -> str:

@@ -70,12 +70,14 @@ class ChunkDraft:
 
 
 def parse_document(
-    text: str, rel_path: str, read_partial: PartialReader | None = None, *, max_partial_chars: int = 4_000_000
+    text: str, rel_path: str, read_partial: PartialReader | None = None, *, max_partial_chars: int = 4_000_000,
+    site: str | None = None,
 ) -> ParsedDocument:
     """Parse one Docusaurus Markdown/MDX file; `rel_path` is relative to the docs folder.
 
     With `read_partial`, local Markdown files the page imports and renders as components are read
-    through it and their text set in place (`text.markdown.partials`), at most `max_partial_chars` of it.
+    through it and their text set in place (`text.markdown.partials`), at most `max_partial_chars` of it;
+    `site` (the site folder, docs-relative) lets `@site/` imports and imports out of the docs resolve.
 
     Raises DocumentError for a file with nothing to index (empty, only front matter or components)
     or one that looks binary.
@@ -87,7 +89,7 @@ def parse_document(
     includes: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     if read_partial is not None:
-        expansion = expand_partials(rest, rel_path, read_partial, max_chars=max_partial_chars)
+        expansion = expand_partials(rest, rel_path, read_partial, max_chars=max_partial_chars, site=site)
         rest, includes, warnings = expansion.text, expansion.included, expansion.warnings
     body = clean_body(rest)
     if not body.strip():

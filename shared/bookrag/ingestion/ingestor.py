@@ -25,7 +25,9 @@ from bookrag.domain.book_version import BookVersion, content_hash, utc_now
 from bookrag.domain.models import ChunkPayload, PointRecord, embedding_text
 from bookrag.errors import DocumentError
 from bookrag.ingestion.chunker import ChunkDraft, ParsedDocument, chunk_document, parse_document
+from bookrag.ingestion.docusaurus_site import Edition, Site, edition_base_url, read_site
 from bookrag.ingestion.files import decode, discover, git_commit, read_source
+from bookrag.ingestion.site_folder import find_config, site_of_docs, up_to_site
 from bookrag.text.bm25 import BM25Encoder
 
 if TYPE_CHECKING:
@@ -33,7 +35,7 @@ if TYPE_CHECKING:
     from bookrag.config.settings import Settings
 
 # Bump when chunking or payload layout changes: every file is then re-embedded once.
-INGEST_VERSION = "4"
+INGEST_VERSION = "5"
 CHUNK_NAMESPACE = uuid.UUID("5b0f3f0e-7a57-4b8e-9d2c-1f6f0c9a2b11")
 EMBED_GROUP_CHUNKS = 256  # chunks embedded together: big enough to batch well, small enough to commit often
 # What a page's hash takes for a partial it could not read (its bytes' hash otherwise).
@@ -62,6 +64,8 @@ class SourceFile:
     page_number: int = 0
     # The partials its text includes, each path and bytes: a changed partial changes the page's hash.
     included: bytes = b""
+    edition: Edition | None = None  # a site's locale and version (None: a docs folder alone)
+    translated: bool = True  # False: the default locale's page, served at this edition's URL
 
 
 @dataclass(slots=True)
@@ -122,10 +126,14 @@ def _reading_order(files: list[SourceFile]) -> None:
 
 
 class _Partials:
-    """The partials pages include, each read, decoded and hashed once per ingest under the same rules as a page."""
+    """The partials pages include, each read, decoded and hashed once per ingest under the same rules as a page.
 
-    def __init__(self, root: Path, limit: int) -> None:
+    Paths are relative to the docs folder `root`; a partial may sit anywhere inside `bound` (the site
+    folder when known, else the docs folder), never beyond it."""
+
+    def __init__(self, root: Path, limit: int, bound: Path | None = None) -> None:
         self.root = root
+        self.bound = bound or root
         self.limit = limit
         # docs-relative path -> (its text, None when missing, or why it cannot be read; what a page's hash adds)
         self.read: dict[str, tuple[str | DocumentError | None, bytes]] = {}
@@ -135,7 +143,7 @@ class _Partials:
         if not path.exists() and not path.is_symlink():
             return None, _MISSING
         try:
-            raw = read_source(path, self.root, self.limit)
+            raw = read_source(path, self.bound, self.limit)
         except DocumentError as exc:
             return exc, _UNREADABLE
         digest = hashlib.sha256(raw).digest()
@@ -166,27 +174,58 @@ class Ingestor:
         self.progress = progress
         self.seed = seed
         self.bm25 = BM25Encoder()
+        self.layout = ""  # a site's editions and their URLs (`Site.layout`), set by `load`
+        self.default_locale = ""  # a site's default locale, set by `load`
+        self.site: Site | None = None  # the site `load` read, None for a docs folder
 
     def config_fingerprint(self) -> str:
         s = self.settings
-        return f"{INGEST_VERSION}|{self.embedder.name}|{s.chunk_max_tokens}|{s.chunk_overlap_tokens}|{s.book_base_url}"
+        return (f"{INGEST_VERSION}|{self.embedder.name}|{s.chunk_max_tokens}|{s.chunk_overlap_tokens}|"
+                f"{s.book_base_url}|{self.layout}")
 
     def load(self, root: Path, report: IngestReport) -> list[SourceFile]:
-        files: list[SourceFile] = []
-        partials = _Partials(root, self.settings.max_document_bytes)
-        for path in discover(root):
-            rel = path.relative_to(root).as_posix()
-            try:
-                raw = read_source(path, root, self.settings.max_document_bytes)
-                doc = parse_document(decode(raw), rel, partials.text,
-                                     max_partial_chars=4 * self.settings.max_document_bytes)
-            except DocumentError as exc:
-                report.skipped.append((rel, exc.message))
-                continue
-            report.warnings.extend((rel, warning) for warning in doc.warnings)
-            files.append(SourceFile(path=path, rel_path=rel, raw=raw, doc=doc,
-                                    included=partials.fingerprint(doc.includes)))
+        """The pages under `root`: a Docusaurus site folder (every locale of every version, `docusaurus_site`)
+        or a docs folder alone (whose site, when its parent is one, resolves `@site/` imports).
+
+        Raises DocumentError for a site folder whose configuration names no docs to index."""
+        if find_config(root) is None:
+            files = self._load_folder(root, report, site_of_docs(root), None)
+        else:
+            site = read_site(root)
+            self.layout, self.default_locale, self.site = site.layout, site.default_locale, site
+            report.warnings.extend(("docusaurus.config", w) for w in site.warnings)
+            files = [f for edition in site.editions for f in self._load_folder(edition.folder, report, root, edition)]
         _reading_order(files)
+        return files
+
+    def _load_folder(self, folder: Path, report: IngestReport, site: Path | None,
+                     edition: Edition | None) -> list[SourceFile]:
+        """One folder's pages; for a translation, the default locale's page where it has none."""
+        files: list[SourceFile] = []
+        listed = edition.fallback if edition is not None and edition.fallback is not None else folder
+        if not listed.is_dir():
+            return files
+        prefix = edition.key_prefix if edition is not None else ""
+        limit = self.settings.max_document_bytes
+        readers: dict[Path, tuple[_Partials, str | None]] = {}
+        for path in discover(listed):
+            rel = path.relative_to(listed).as_posix()
+            own = folder / rel
+            translated = listed == folder or own.is_file()
+            root = folder if translated else listed
+            if root not in readers:
+                readers[root] = (_Partials(root, limit, site), None if site is None else up_to_site(root, site))
+            partials, site_rel = readers[root]
+            key = prefix + rel
+            try:
+                raw = read_source(root / rel, root, limit)
+                doc = parse_document(decode(raw), rel, partials.text, max_partial_chars=4 * limit, site=site_rel)
+            except DocumentError as exc:
+                report.skipped.append((key, exc.message))
+                continue
+            report.warnings.extend((key, warning) for warning in doc.warnings)
+            files.append(SourceFile(path=root / rel, rel_path=key, raw=raw, doc=doc, edition=edition,
+                                    translated=translated, included=partials.fingerprint(doc.includes)))
         return files
 
     def plan(self, files: list[SourceFile], manifest: dict[str, dict[str, Any]]
@@ -207,8 +246,10 @@ class Ingestor:
     def version_of(self, files: list[SourceFile], root: Path) -> BookVersion:
         """The version these files make: their content hash, now, and the docs' git commit."""
         fingerprint = self.config_fingerprint()
+        site = self.site
         return BookVersion(content_hash((f.rel_path, self.file_hash(f, fingerprint)) for f in files), utc_now(),
-                           git_commit(root))
+                           git_commit(root), *((site.locales, site.versions, site.default_locale, site.last_version)
+                                               if site else ()))
 
     @staticmethod
     def file_hash(f: SourceFile, fingerprint: str) -> str:
@@ -223,11 +264,14 @@ class Ingestor:
     def payloads(self, f: SourceFile, drafts: list[ChunkDraft], fingerprint: str) -> list[ChunkPayload]:
         assert f.doc is not None
         doc = f.doc
-        parts = PurePosixPath(f.rel_path).parts
+        parts = PurePosixPath(doc.rel_path).parts
         module = parts[0] if len(parts) > 1 else PurePosixPath(parts[0]).stem
-        base = self.settings.book_base_url
+        base = edition_base_url(self.settings.book_base_url, f.edition)
         file_hash = self.file_hash(f, fingerprint)
         now = time.time()
+        edition = f.edition
+        locale = edition.locale if edition else ""
+        content_locale = "" if edition is None else (edition.locale if f.translated else self.default_locale)
         out = []
         for index, draft in enumerate(drafts):
             url = base + (doc.route if doc.route != "/" else "/")
@@ -249,6 +293,11 @@ class Ingestor:
                 created_at=now,
                 content_hash=hashlib.sha256(draft.text.encode()).hexdigest(),
                 file_hash=file_hash,
+                locale=locale,
+                version=edition.version if edition else "",
+                content_locale=content_locale,
+                latest=edition.latest if edition else False,
+                default_locale=self.default_locale if edition else "",
             ))
         return out
 

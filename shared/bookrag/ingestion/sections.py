@@ -55,6 +55,9 @@ _TINY_SECTION_TOKENS = 25
 _CHARS_PER_TOKEN_CAP = 16
 
 _WORD_WITH_SPACE = re.compile(r"\s*\S+")
+# A thematic break (`---`, `***`, `___`, spaced or not) draws a rule: no text. Kept, a `---` after a code
+# block could be the only thing left of a section once its code is packed, a chunk of dashes.
+_THEMATIC_BREAK = re.compile(r" {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*")
 # Overlap and over-long lines are cut at sentence ends. A stop inside a closing quote counts; nothing
 # else is second-guessed ("e.g. x" may end a piece): a cut only has to fall between words.
 _SENTENCES = SentenceSplitter(closers=True)
@@ -142,6 +145,9 @@ class Chunker:
                     anchor = ""  # the theme renders an H1 without an id: its chunks cite the page's top
                 path = tuple(t for _, t in stack)
                 sections.append(Section(level, path, anchor, [Unit(display, self.tok(display), HEADING)]))
+                continue
+            if not para and _THEMATIC_BREAK.fullmatch(line):
+                i += 1  # after a paragraph line `---` would underline a heading instead: left to the paragraph
                 continue
             if line.strip():
                 para.append(line.rstrip())

@@ -30,8 +30,11 @@ from pydantic import BaseModel, ValidationError
 
 import bookrag.services.conversations  # noqa: F401  (registers answer_question, the agent's tool)
 from bookrag import errors
+from bookrag.contracts.agent import Response
 from bookrag.contracts.envelope import Envelope, error_body
 from bookrag.contracts.validation import invalid_input, model_codes
+from bookrag.domain.edition import reading
+from bookrag.services.editions import annotate
 from bookrag.services.tools import Tool, registered
 from bookrag.version import __version__
 
@@ -48,6 +51,8 @@ _READ_ONLY = types.ToolAnnotations(read_only_hint=True, destructive_hint=False, 
 BOOK_VERSION_META = "bookrag/book_version"
 # "quoted" when the book's sentences stood in for a model answer that did not hold (issue 34); absent otherwise.
 ANSWER_MODE_META = "bookrag/answer_mode"
+EDITION_META = "bookrag/edition"  # `locale/version` of a site's book (the X-Book-Edition header's value)
+EDITION_FALLBACK_META = "bookrag/edition_fallback"
 
 
 def served_tools(tool_set: ToolSet) -> tuple[Tool, ...]:
@@ -85,8 +90,10 @@ def call_tool_sync(tool: Tool, arguments: dict[str, Any]) -> types.CallToolResul
             body = tool.request.model_validate(arguments)
         except ValidationError as exc:
             raise invalid_input(model_codes(tool.request), exc.errors()) from None
-        with one_version() as seen:
+        with one_version() as seen, reading(getattr(body, "locale", None), getattr(body, "version", None)) as read:
             result = tool.run(current(), body)
+        if isinstance(result, Response):
+            result = annotate(result, body, read)
         model = result if isinstance(result, BaseModel) else tool.response.model_validate(result)
         data = model.model_dump(mode="json", exclude_none=tool.exclude_none)
         label = next(iter(seen.values()), None)
@@ -98,6 +105,11 @@ def call_tool_sync(tool: Tool, arguments: dict[str, Any]) -> types.CallToolResul
         logger.error("tool crashed", extra={"tool": tool.name, "error_class": type(exc).__name__})
         return tool_error(errors.BookRAGError(), tool.envelope)
     meta = {BOOK_VERSION_META: label} if label else {}
+    found = read.get("read")
+    if found is not None:  # a site's book: the edition read, and why it is not the one asked for
+        meta[EDITION_META] = f"{found.locale}/{found.version}"
+        if found.fallbacks:
+            meta[EDITION_FALLBACK_META] = ",".join(found.fallbacks)
     if getattr(result, "answer_mode", "") == "quoted":
         meta[ANSWER_MODE_META] = "quoted"
     return types.CallToolResult(content=_as_text(data), structured_content=data, _meta=meta or None)

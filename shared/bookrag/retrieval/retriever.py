@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 import numpy as np
 
 from bookrag.adapters.store.port import BookStore, Fusion
+from bookrag.domain.edition import BookEditions, note_untranslated, record, resolve, wanted
 from bookrag.domain.models import ChunkPayload, Filters, SearchHit, SearchResult, SparseVector, StoredHit
 from bookrag.domain.query import Interface
 from bookrag.domain.retrieval_mode import mark_degraded
@@ -151,7 +152,7 @@ class Retriever:
         self.store.check_embedder(self.embedder.name, self.embedder.dimension)
         dense = vector if vector is not None else np.zeros(self.embedder.dimension, dtype=np.float32)
         stored = self.store.search(dense, sparse, mode=mode,
-                                   limit=candidate_limit(opts.top_k), filters=opts.filters,
+                                   limit=candidate_limit(opts.top_k), filters=self.confined(opts.filters),
                                    rrf_k=self.settings.rrf_k, fusion=opts.fusion or DEFAULT_FUSION)
         if vector is None:
             stored = lexical_coverage(query, stored)
@@ -167,6 +168,7 @@ class Retriever:
         scores = monotone_scores([h.cosine for h in chosen])
         hits = [SearchHit(chunk_id=h.chunk_id, score=round(score, 6), rank_score=h.rank_score, payload=h.payload)
                 for h, score in zip(chosen, scores, strict=True)]
+        note_untranslated(h.payload.content_locale for h in hits)
         return SearchResult(hits=hits, total_candidates=len(stored),
                             query_vector=vector.tolist() if vector is not None else [],
                             embed_ms=(t1 - t0) * 1000, search_ms=(t2 - t1) * 1000)
@@ -209,14 +211,39 @@ class Retriever:
         return [title for _, title in self.pages() if title]
 
     def pages(self) -> list[tuple[str, str]]:
-        """Every page as (source_file, title), in the book's order (the table of contents'); read once per
-        book version."""
-        def read() -> list[tuple[str, str]]:
-            pages = {(int(p.get("page_number") or 0), str(p.get("source_file") or "")): str(p.get("doc_title") or "")
-                     for p in self.store.scroll_payloads(["doc_title", "page_number", "source_file"])}
-            return [(source, title) for (_, source), title in sorted(pages.items())]
+        """Every page of the edition this request reads as (source_file, title), in the book's order (the
+        table of contents'); read once per book version."""
+        def read() -> dict[tuple[str, str], list[tuple[str, str]]]:
+            pages: dict[tuple[str, str], dict[tuple[int, str], str]] = {}
+            for p in self.store.scroll_payloads(["doc_title", "page_number", "source_file", "locale", "version"]):
+                edition = (str(p.get("locale") or ""), str(p.get("version") or ""))
+                key = (int(p.get("page_number") or 0), str(p.get("source_file") or ""))
+                pages.setdefault(edition, {})[key] = str(p.get("doc_title") or "")
+            return {e: [(source, title) for (_, source), title in sorted(found.items())] for e, found in pages.items()}
 
-        return self._per_version("pages", read)
+        every = self._per_version("pages", read)
+        scope = self.confined(None)
+        return every.get((scope.locale or "", scope.version or "") if scope else ("", ""), [])
+
+    def editions(self) -> BookEditions:
+        """The locales and versions the book holds (none for a docs folder alone), as its book version records
+        them: no read beyond the version the store already resolves for every request."""
+        version = self.store.book_version()
+        if version is None or not version.site_locales:
+            return BookEditions()
+        return BookEditions(frozenset(version.site_locales), frozenset(version.site_versions),
+                            version.site_default_locale, version.site_latest)
+
+    def confined(self, filters: Filters | None) -> Filters | None:
+        """`filters` narrowed to the edition this request reads (`domain.edition`): the one it names, else the
+        site's default locale and version, so no search mixes two versions or languages. A book without
+        editions (a docs folder) is searched as asked."""
+        editions = self.editions()
+        if not editions.sited:
+            return filters
+        found = resolve(editions, wanted())
+        record(found)
+        return replace(filters or Filters(), locale=found.locale, version=found.version)
 
     def vocabulary(self) -> frozenset[str]:
         """Every word of the book's text, lower-cased (what a misspelt word of a question may have meant);

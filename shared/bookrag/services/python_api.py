@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 from typing import Any
 
 from bookrag.answering.agent import validate_query
@@ -95,30 +96,35 @@ def validate_retrieval(query_text: str, expected_sources: list[str] | None = Non
 
 def run_agent(query: str, *, history: list[dict[str, str]] | None = None, session_id: str | None = None,
               start_session: bool = False, selected_text: str | None = None, source_url: str | None = None,
-              source_file: str | None = None) -> Response:
+              source_file: str | None = None, locale: str | None = None, version: str | None = None) -> Response:
     """Answer `query` from the book only, citing its sections, or refuse (the agent contract).
 
     Optionally a follow-up: `history` (earlier {"question", "answer"} turns, oldest first) or a
     `session_id` from an earlier call with `start_session=True`; and a `selected_text` the question is
-    about. Without them the result is the contract's `Response`, exactly as before.
+    about. Without them the result is the contract's `Response`, exactly as before. Of a site's book,
+    `locale` and `version` name the edition read (the response then says which, `Response.locale`).
 
     Raises `InvalidInputError` (ValueError), `EmbeddingError`, store errors and `AnswerError` subclasses;
     `bookrag.contracts.agent.error_response(exc)` gives the contract's `ErrorResponse` for any of them.
     """
     from bookrag.domain.book_version import one_version
+    from bookrag.domain.edition import reading
+    from bookrag.services.editions import annotate
 
-    with one_version():  # one book version for the whole answer, stamped on it (`Response.book_version`)
+    wanted = SimpleNamespace(locale=locale, version=version)
+    # One book version for the whole answer, stamped on it (`Response.book_version`), and one site edition.
+    with one_version(), reading(locale, version) as seen:
         container = current()
         if history is None and session_id is None and not start_session and selected_text is None \
                 and source_url is None and source_file is None:
             from bookrag.services.conversations import stamped
 
-            return stamped(container, container.agent.run(query))
+            return annotate(stamped(container, container.agent.run(query)), wanted, seen)
         from bookrag.services.conversations import answer, parse_request
 
         request = parse_request(query=query, history=history, session_id=session_id, start_session=start_session,
                                 selected_text=selected_text, source_url=source_url, source_file=source_file)
-        return answer(container, request)
+        return annotate(answer(container, request), wanted, seen)
 
 
 def get_embedding(text: str) -> list[float]:

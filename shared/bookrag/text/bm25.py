@@ -10,6 +10,7 @@ Term ids are CRC32 hashes of stemmed tokens: stable across processes and Python 
 from __future__ import annotations
 
 import re
+import unicodedata
 import zlib
 from collections import Counter
 from collections.abc import Iterable
@@ -19,6 +20,9 @@ from bookrag.domain.models import SparseVector
 
 # Technical tokens keep inner dots, dashes and underscores ("ros2", "nav2_bringup", "setup.bash").
 _TOKEN = re.compile(r"[a-z0-9]+(?:[._-][a-z0-9]+)*")
+# A word of any script: letters and digits (Python's `\w` is Unicode-aware), underscore excluded.
+_OTHER_WORD = re.compile(r"[^\W_]+")
+_OTHER_LETTER = re.compile(r"[^\W\d_a-z]")  # in lower-cased text: a letter beyond ASCII
 
 # Snowball's English stop list, lightly extended with Markdown/code noise.
 STOP_WORDS = frozenset(
@@ -54,9 +58,26 @@ def stem_words(words: list[str]) -> list[str]:
 
 
 def tokenize(text: str) -> list[str]:
-    """Lower-case, split into word tokens, drop stop words and one-character tokens, stem."""
-    words = [w for w in _TOKEN.findall(text.lower()) if len(w) > 1 and w not in STOP_WORDS]
-    return stem_words(words)
+    """Lower-case, split into word tokens, drop stop words and one-character tokens, stem.
+
+    Words in any other script (a translated book's Urdu, Hindi, Greek...) are tokens too, after the English
+    ones: Unicode letters and digits, compared exactly (no stemmer is known for them: see `other_words`).
+    ASCII text is read exactly as before."""
+    lowered = text.lower()
+    words = [w for w in _TOKEN.findall(lowered) if len(w) > 1 and w not in STOP_WORDS]
+    stems = stem_words(words)
+    if not lowered.isascii() and _OTHER_LETTER.search(lowered):  # an em dash or a curly quote is no word
+        stems.extend(other_words(lowered))
+    return stems
+
+
+def other_words(text: str) -> list[str]:
+    """The words of `text` that hold a letter beyond ASCII, folded so a book and a reader write them alike:
+    NFKC, optional vowel marks and tatweel dropped (Urdu and Arabic write them or not), a zero-width
+    non-joiner kept inside its word. Exact terms: one stemmer (Snowball, English) serves the project."""
+    folded = "".join(c for c in unicodedata.normalize("NFKC", text).replace("\u200c", "")
+                     if not unicodedata.combining(c) and c != "\u0640")
+    return [w for w in _OTHER_WORD.findall(folded) if not w.isascii() and len(w) > 1]
 
 
 def term_id(term: str) -> int:

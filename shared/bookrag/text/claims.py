@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from bookrag.text.bm25 import STOP_WORDS, stem_words
+from bookrag.text.bm25 import STOP_WORDS, other_words, stem_words
 
 __all__ = ["FRAMING", "TermIndex", "claim_terms", "counted", "numbers", "plain_words"]
 
@@ -68,7 +68,10 @@ def claim_terms(text: str) -> list[str]:
             continue  # a figure: `numbers` checks it
         if len(word) > 1 and word not in STOP_WORDS and word not in FRAMING:
             words.append(word)
-    return stem_words(words)
+    stems = stem_words(words)
+    if not text.isascii():  # another script's words: exact terms, no stemmer being known for them
+        stems.extend(other_words(text.lower()))
+    return stems
 
 
 def numbers(text: str) -> set[str]:

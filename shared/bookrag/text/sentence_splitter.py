@@ -21,10 +21,14 @@ from dataclasses import dataclass, field
 
 __all__ = ["PROSE", "SentenceSplitter", "split_sentences"]
 
-_STOP = r"(?<=[.!?])"
-_STOP_IN_CLOSER = r"""(?<=[.!?]["')\]”’])"""
-# A capital, digit, quote, bracket or code span can open a sentence; "e.g. the" cannot.
-_SENTENCE_START = r"""(?=[A-Z0-9`"'(\[])"""
+# Full stops and question marks of the scripts a translated book is written in as well: Urdu and Arabic
+# (U+06D4, U+061F), Devanagari (U+0964), CJK (U+3002, fullwidth ! and ?).
+_STOPS = ".!?\u06d4\u061f\u0964\u3002\uff01\uff1f"
+_STOP = rf"(?<=[{_STOPS}])"
+_STOP_IN_CLOSER = rf"""(?<=[{_STOPS}]["')\]”’])"""
+# A capital, digit, quote, bracket or code span can open a sentence, and so can a letter of a script without
+# case (Arabic, Devanagari, CJK); "e.g. the" cannot.
+_SENTENCE_START = r"""(?=[A-Z0-9`"'(\[\u0600-\u06ff\u0750-\u077f\u0900-\u097f\u3040-\u30ff\u4e00-\u9fff])"""
 # Common abbreviations and initials end in a stop but not a sentence.
 _ABBREVIATION = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|approx|cf|Fig|Eq|No|Dr|Mr|Ms|Prof|St)|\b[A-Z])\.$")
 

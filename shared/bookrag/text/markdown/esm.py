@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["LOCAL_DOC", "local_imports", "split_esm"]
+__all__ = ["LOCAL_DOC", "SITE_ALIAS", "local_imports", "split_esm"]
 
 # Longest ESM block we look through; past this an `export` whose brackets never close ends at a blank line.
 _MAX_ESM_LINES = 500
@@ -26,8 +26,12 @@ _EXPORT_START = re.compile(r"export\s+(?:default\b|const\b|let\b|var\b|function\
 _MODULE_STRING = re.compile(r"""\bfrom\s*["'][^"'\n]+["']|^import\s*["'][^"'\n]+["']""")
 # Continuation lines of a statement: indented, closing a bracket, a module string, or the next statement.
 _CONTINUES = ("import", "export", " ", "\t", "}", ")", "]", "'", '"', "from")
-# Local Markdown a page imports as a component: the default import, or `{default as Name}`.
-LOCAL_DOC = r"""["'](\.{1,2}/[^"'\n]*\.mdx?)["']"""
+# Local Markdown a page imports as a component: the default import, or `{default as Name}`. Relative to
+# the page, or to the site folder through Docusaurus's `@site/` alias. The path is a JavaScript string:
+# Prettier escapes a Markdown-special `_` in it (`'./\_partial.md'`), which JavaScript reads as `_`.
+SITE_ALIAS = "@site/"
+LOCAL_DOC = r"""["']((?:\.{1,2}|@site)/[^"'\n]*\.mdx?)["']"""
+_JS_ESCAPE = re.compile(r"\\(.)")
 _DEFAULT_IMPORT = re.compile(r"import\s+([A-Za-z_$][\w$]*)\s+from\s*" + LOCAL_DOC)
 _NAMED_DEFAULT = re.compile(r"import\s*\{\s*default\s+as\s+([A-Za-z_$][\w$]*)\s*\}\s*from\s*" + LOCAL_DOC)
 
@@ -100,5 +104,5 @@ def local_imports(blocks: list[str]) -> dict[str, str]:
     for block in blocks:
         for pattern in (_DEFAULT_IMPORT, _NAMED_DEFAULT):
             for m in pattern.finditer(block):
-                found[m.group(1)] = m.group(2)
+                found[m.group(1)] = _JS_ESCAPE.sub(r"\1", m.group(2))
     return found

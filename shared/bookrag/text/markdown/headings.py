@@ -12,7 +12,7 @@ import re
 
 from bookrag.text.markdown.blocks import iter_outside_fences
 from bookrag.text.markdown.inline import plain_inline
-from bookrag.text.markdown.marks import HEADING_TAG
+from bookrag.text.markdown.marks import HEADING_TAG, PARTIAL_END, PARTIAL_START
 
 __all__ = ["Slugger", "first_h1", "heading_anchor", "heading_texts", "parse_heading"]
 
@@ -99,8 +99,17 @@ def heading_texts(raw: str) -> tuple[str, str, bool]:
 
 
 def first_h1(body: str) -> str | None:
-    """Display text of the first non-empty H1 outside fenced code (Docusaurus' title fallback)."""
+    """Display text of the first non-empty H1 outside fenced code (Docusaurus' title fallback).
+
+    Only the page's own text titles it: Docusaurus reads the title from the page's source, so an H1 a
+    partial brings in (between the partial marks) is rendered but never names the page."""
+    depth = 0
     for line in iter_outside_fences(body.split("\n")):
+        if line in (PARTIAL_START, PARTIAL_END):
+            depth = depth + 1 if line == PARTIAL_START else max(0, depth - 1)
+            continue
+        if depth:
+            continue
         heading = parse_heading(line)
         if heading is not None and heading[0] == 1:
             display = heading_texts(heading[1])[0]

@@ -7,6 +7,10 @@ ignores it too), its own imports and partials are expanded the same way, and its
 `PARTIAL_START` and `PARTIAL_END` lines: Docusaurus compiles each file apart, so a partial's headings get
 ids from a slugger of their own, which the chunker follows. A missing, unreadable, escaping or cyclic
 include is a warning naming the file, and the page is indexed without it.
+
+Paths are docs-relative. A site keeps partials outside its docs too (`@site/src/partials/_x.md`, or
+`../../src/...` from a page): with the site folder known (`site`, docs-relative: `..` for `site/docs`),
+an import may reach anywhere inside the site, as the site's bundler resolves it, and never beyond it.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from dataclasses import dataclass, field
 
 from bookrag.errors import DocumentError
 from bookrag.text.markdown.blocks import closes_fence, indices_outside_fences, open_fence
-from bookrag.text.markdown.esm import local_imports, split_esm
+from bookrag.text.markdown.esm import SITE_ALIAS, local_imports, split_esm
 from bookrag.text.markdown.front_matter import split_front_matter
 from bookrag.text.markdown.marks import PARTIAL_END, PARTIAL_START, normalise_source
 
@@ -45,17 +49,20 @@ class Expansion:
 class _State:
     read: PartialReader
     budget: int  # characters of partial text this page may still take in
+    site: str | None  # the site folder, docs-relative (`..`), when known
     included: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
 
-def expand_partials(body: str, rel_path: str, read: PartialReader, *, max_chars: int) -> Expansion:
+def expand_partials(body: str, rel_path: str, read: PartialReader, *, max_chars: int,
+                    site: str | None = None) -> Expansion:
     """`body` (front matter already removed) with each rendered local import replaced by its content.
 
     `max_chars` bounds the text partials may add to one page (a partial included by every partial of a
-    deep tree must not multiply the page without end).
+    deep tree must not multiply the page without end); `site` is the site folder relative to the docs
+    (`..`), None for a docs folder alone: then `@site/` imports and paths out of the docs are warnings.
     """
-    state = _State(read, max_chars)
+    state = _State(read, max_chars, site)
     text = _expand(body, rel_path, (rel_path,), state)
     return Expansion(text, tuple(state.included), tuple(state.warnings))
 
@@ -91,11 +98,30 @@ def _expand(body: str, rel_path: str, chain: tuple[str, ...], state: _State) -> 
     return "\n".join(lines)
 
 
+def _outside(target: str, site: str | None) -> bool:
+    """Whether a normalised docs-relative path climbs out of the docs (or, when known, the site)."""
+    ups = 0
+    for part in target.split("/"):
+        if part != "..":
+            break
+        ups += 1
+    allowed = 0 if site is None else site.split("/").count("..")
+    return ups > allowed or posixpath.isabs(target)
+
+
 def _rendered(name: str, imports: dict[str, str], rel_path: str, chain: tuple[str, ...], state: _State) -> str:
     spec = imports[name]
-    target = posixpath.normpath(posixpath.join(posixpath.dirname(rel_path), spec))
-    if target.startswith("../") or target == "..":
-        state.warnings.append(f"{rel_path}: imports {spec}, which is outside the docs folder; not included")
+    if spec.startswith(SITE_ALIAS):
+        if state.site is None:
+            state.warnings.append(f"{rel_path}: imports {spec}, but no site folder is known (ingest the site "
+                                  "folder, or a docs folder beside its docusaurus.config.js); not included")
+            return ""
+        target = posixpath.normpath(posixpath.join(state.site, spec[len(SITE_ALIAS):]))
+    else:
+        target = posixpath.normpath(posixpath.join(posixpath.dirname(rel_path), spec))
+    if _outside(target, state.site):
+        where = "the docs folder" if state.site is None else "the site folder"
+        state.warnings.append(f"{rel_path}: imports {spec}, which is outside {where}; not included")
         return ""
     if target in chain:
         state.warnings.append(f"{rel_path}: imports {spec}, which includes {rel_path} back (a cycle); "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -9,8 +10,10 @@ from fastapi import Response as HttpResponse
 from starlette.responses import StreamingResponse
 
 from bookrag.contracts.agent import AnswerErrorBody, AnswerRequest, Response
+from bookrag.domain.edition import Reading, reading
 from bookrag.domain.question_log import QUERY_ID_PATTERN, Route
 from bookrag.services.container import Container, current
+from bookrag.services.editions import annotate, edition_headers, scoped_steps
 from bookrag.services.question_log import HEADER, Entry, logging_on
 from bookrag.web.middleware.api_key import caller
 from bookrag.web.sse import event_stream
@@ -48,7 +51,9 @@ def answer(body: AnswerRequest, request: Request, http: HttpResponse) -> Respons
     from bookrag.services.conversations import answer_recorded
 
     container, entry = _entry(request, body, "answer")
-    response = answer_recorded(container, body, entry)
+    with reading(body.locale, body.version) as seen:
+        response = annotate(answer_recorded(container, body, entry), body, seen)
+    http.headers.update(edition_headers(seen))
     if logging_on(container):
         http.headers[HEADER] = entry.query_id
     if response.answer_mode == "quoted":  # the book's sentences stand in for a model answer that did not hold
@@ -88,4 +93,7 @@ def answer_stream(body: AnswerRequest, request: Request) -> StreamingResponse:
 
     container, entry = _entry(request, body, "answer_stream")
     headers = {HEADER: entry.query_id} if logging_on(container) else {}
-    return event_stream(answer_events(container, body, entry), headers)
+    seen: dict[str, Reading] = {}
+    events = (replace(e, response=annotate(e.response, body, seen)) if e.kind == "final" and e.response else e
+              for e in scoped_steps(answer_events(container, body, entry), body, seen))
+    return event_stream(events, headers)

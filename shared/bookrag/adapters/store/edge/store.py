@@ -89,11 +89,7 @@ def _to_filter(filters: Filters | None) -> qe.Filter | None:
 
     if not filters:
         return None
-    must: list[Any] = []
-    if filters.module_name:
-        must.append(_match("module_name", filters.module_name))
-    if filters.source_file:
-        must.append(_match("source_file", filters.source_file))
+    must: list[Any] = [_match(name, value) for name, value in filters.matches()]
     return qe.Filter(must=must)
 
 
@@ -273,6 +269,7 @@ class EdgeStore:
         def indexes(shard: qe.EdgeShard) -> None:
             for name, schema in (("source_file", qe.PayloadSchemaType.Keyword),
                                  ("module_name", qe.PayloadSchemaType.Keyword),
+                                 ("locale", qe.PayloadSchemaType.Keyword), ("version", qe.PayloadSchemaType.Keyword),
                                  ("chunk_index", qe.PayloadSchemaType.Integer)):
                 shard.update(qe.UpdateOperation.create_field_index(name, schema))
 

@@ -195,6 +195,7 @@ class VectorStore:
             return True  # a local-mode test double scans payloads and has no use for (and warns about) indexes
         for name, schema in (("source_file", qm.PayloadSchemaType.KEYWORD),
                              ("module_name", qm.PayloadSchemaType.KEYWORD),
+                             ("locale", qm.PayloadSchemaType.KEYWORD), ("version", qm.PayloadSchemaType.KEYWORD),
                              ("chunk_index", qm.PayloadSchemaType.INTEGER)):
             self._write(partial(self.client.create_payload_index, target, name, schema))
         self._checked.add((target, embedder_name, dimension))
@@ -345,9 +346,6 @@ def _to_filter(filters: Filters | None) -> qm.Filter | None:
 
     if not filters:
         return None
-    must: list[qm.Condition] = []
-    if filters.module_name:
-        must.append(qm.FieldCondition(key="module_name", match=qm.MatchValue(value=filters.module_name)))
-    if filters.source_file:
-        must.append(qm.FieldCondition(key="source_file", match=qm.MatchValue(value=filters.source_file)))
+    must: list[qm.Condition] = [qm.FieldCondition(key=name, match=qm.MatchValue(value=value))
+                                for name, value in filters.matches()]
     return qm.Filter(must=must)

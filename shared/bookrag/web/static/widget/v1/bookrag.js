@@ -1,6 +1,6 @@
 /*! bookrag "Ask the book" widget, v1. No framework, no build step.
  * <script src="https://API/widget/v1/bookrag.js" data-book="My Book" defer></script>; the data-* attributes
- * (api, stream-api, position, avoid, book, key, page-url) are in the README, "The widget".
+ * (api, stream-api, position, avoid, book, key, page-url, locale, version) are in the README, "The widget".
  * Nothing is requested (not even the stylesheet) until the reader opens the panel or asks about a selection.
  * Thumbs up/down under an answer post the vote to data-api's /api/feedback (its X-Query-Id, the same key).
  */
@@ -320,12 +320,22 @@
   }
 
   // --- asking
+  // The page's edition (issue 35): Docusaurus puts the locale in <html lang>, the docs version in a
+  // docs-version-<name> class on <html>; data-locale and data-version override them.
+  function edition() {
+    var root = document.documentElement, m = /(?:^|\s)docs-version-(\S+)/.exec(root.className);
+    return { locale: (ds.locale || root.lang).slice(0, 200), version: (ds.version || (m ? m[1] : "")).slice(0, 200) };
+  }
+
   function submit() {
     if (busy) return;
     var question = input.value.trim();
     if (!question && pending) question = "Explain this passage.";
     if (!question) { showError(turnNode(""), { code: "INVALID_QUERY" }); return; }
     var body = { query: question.slice(0, MAX_QUESTION) };
+    var page = edition();
+    if (page.locale) body.locale = page.locale;
+    if (page.version) body.version = page.version;
     var turns = history.slice(-MAX_TURNS);
     if (pending) {
       body.selected_text = pending;
