@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, Field
 
 from bookrag.contracts.base import Codes, FieldCodes, Filter, JsonInt, JsonNumber, QueryRequest, Score, query_field
+from bookrag.domain.book_version import retitled
 from bookrag.domain.query import POLICIES
 
 _CONTENT = POLICIES["tool_content"]
@@ -72,11 +73,13 @@ TOOL_DEFINITIONS: list[dict[str, Any]] = [
 ]
 
 
-def tool_definition(name: str, min_score_default: float | None = None) -> dict[str, Any]:
+def tool_definition(name: str, min_score_default: float | None = None, title: str = "") -> dict[str, Any]:
     """The contract's definition of tool `name`, as served: a `min_score` default is the threshold in force
     when given (the contract's 0.5 is calibrated for Cohere; another embedder has its own, see
-    `bookrag.domain.thresholds`), so a caller that relies on the default is told what it gets."""
+    `bookrag.domain.thresholds`), so a caller that relies on the default is told what it gets; a description
+    names the book titled `title` (the contract's words for its own textbook, `domain.book_version.retitled`)."""
     served = copy.deepcopy(next(d for d in TOOL_DEFINITIONS if d["name"] == name))
+    served["description"] = retitled(served["description"], title)
     min_score = served["parameters"]["properties"].get("min_score")
     if min_score is not None and min_score_default is not None:
         min_score["default"] = min_score_default

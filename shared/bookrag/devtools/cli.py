@@ -53,6 +53,9 @@ def ingest(
              "file by file (fast; readers may see old and new files together meanwhile). Default: atomic "
              "for a remote store (QDRANT_URL/QDRANT_HOST) and for an embedded folder that holds versions, "
              "incremental for any other embedded folder.")] = None,
+    title: Annotated[str, typer.Option(
+        "--title", help="The book's title, as the model is told it (default: the site's docusaurus.config title, "
+                        "else the agent contract's Physical AI & Humanoid Robotics textbook)")] = "",
 ) -> None:
     """Ingest a Docusaurus docs tree into the vector store (see --atomic)."""
     from bookrag.config.settings import get_settings
@@ -68,10 +71,10 @@ def ingest(
             if use_atomic:
                 from bookrag.ingestion.versions import publish
 
-                report = publish(settings, container.embedder, versions, path, progress)
+                report = publish(settings, container.embedder, versions, path, progress, title)
                 container.store.refresh()
             else:
-                report = Ingestor(settings, container.embedder, container.store, progress).run(path)
+                report = Ingestor(settings, container.embedder, container.store, progress, title=title).run(path)
     except BookRAGError as exc:
         fail(exc, as_json)
         return

@@ -36,6 +36,9 @@ class BookVersion:
     site_versions: tuple[str, ...] = ()
     site_default_locale: str = ""
     site_latest: str = ""
+    # The book's title (issue 38): `bookrag ingest --title`, else the site's docusaurus.config `title`; '' when
+    # neither says. What the model is told it answers from (`answerers.base.system_prompt`).
+    title: str = ""
 
     @property
     def label(self) -> str:
@@ -49,6 +52,8 @@ class BookVersion:
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"content_hash": self.content_hash, "ingested_at": self.ingested_at,
                                "git_commit": self.git_commit, "label": self.label}
+        if self.title:
+            out["title"] = self.title
         if self.site_locales:  # a docs folder's version is stored exactly as before
             out["site"] = {"locales": list(self.site_locales), "versions": list(self.site_versions),
                            "default_locale": self.site_default_locale, "latest": self.site_latest}
@@ -62,12 +67,14 @@ class BookVersion:
         content, at, commit = data.get("content_hash"), data.get("ingested_at"), data.get("git_commit")
         if not isinstance(content, str) or not isinstance(at, str) or not (commit is None or isinstance(commit, str)):
             return None
+        title = data.get("title")
+        title = title if isinstance(title, str) else ""
         site = data.get("site")
         if not isinstance(site, Mapping):
-            return cls(content, at, commit)
+            return cls(content, at, commit, title=title)
         return cls(content, at, commit, tuple(str(x) for x in site.get("locales") or ()),
                    tuple(str(x) for x in site.get("versions") or ()), str(site.get("default_locale") or ""),
-                   str(site.get("latest") or ""))
+                   str(site.get("latest") or ""), title)
 
 
 def content_hash(file_hashes: Iterable[tuple[str, str]]) -> str:
@@ -134,3 +141,16 @@ def record_seen(alias: str, label: str) -> None:
     seen = _SEEN.get()
     if seen is not None:
         seen.setdefault(alias, label)
+
+
+# The book the agent contract's prompt and tool descriptions name; another book's title takes its place (issue 38).
+REFERENCE_BOOK = "Physical AI & Humanoid Robotics textbook"
+
+
+def retitled(text: str, title: str) -> str:
+    """`text` (the contract's wording, naming `REFERENCE_BOOK`) for the book titled `title`: unchanged for the
+    contract's own textbook or an unknown title, else naming the book by its own title."""
+    plain = " ".join(title.split())
+    if not plain or plain.lower().removesuffix(" textbook") == REFERENCE_BOOK.lower().removesuffix(" textbook"):
+        return text
+    return text.replace(f"the {REFERENCE_BOOK}", f'the book "{plain}"')

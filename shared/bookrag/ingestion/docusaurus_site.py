@@ -106,6 +106,19 @@ def _read_config(path: Path) -> dict[str, Any]:
         raise DocumentError(f"{path.name}: not valid UTF-8 text") from None
 
 
+def site_title(root: Path) -> str:
+    """The site's `title` in its docusaurus.config (what its navbar and every page's <title> show); '' when
+    there is no configuration, or its title is not a literal string."""
+    config_path = find_config(root)
+    if config_path is None:
+        return ""
+    try:
+        title = _read_config(config_path).get("title")
+    except DocumentError:
+        return ""
+    return " ".join(title.split()) if isinstance(title, str) else ""
+
+
 def _released(root: Path, warnings: list[str]) -> list[str]:
     path = root / "versions.json"
     if not path.is_file():

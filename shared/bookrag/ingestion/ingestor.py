@@ -25,7 +25,7 @@ from bookrag.domain.book_version import BookVersion, content_hash, utc_now
 from bookrag.domain.models import ChunkPayload, PointRecord, embedding_text
 from bookrag.errors import DocumentError
 from bookrag.ingestion.chunker import ChunkDraft, ParsedDocument, chunk_document, parse_document
-from bookrag.ingestion.docusaurus_site import Edition, Site, edition_base_url, read_site
+from bookrag.ingestion.docusaurus_site import Edition, Site, edition_base_url, read_site, site_title
 from bookrag.ingestion.files import decode, discover, git_commit, read_source
 from bookrag.ingestion.site_folder import find_config, site_of_docs, up_to_site
 from bookrag.text.bm25 import BM25Encoder
@@ -167,7 +167,7 @@ class _Partials:
 
 class Ingestor:
     def __init__(self, settings: Settings, embedder: CachedEmbedder, store: BookStore,
-                 progress: Progress | None = None, *, seed: BookStore | None = None) -> None:
+                 progress: Progress | None = None, *, seed: BookStore | None = None, title: str = "") -> None:
         self.settings = settings
         self.embedder = embedder
         self.store = store
@@ -177,6 +177,7 @@ class Ingestor:
         self.layout = ""  # a site's editions and their URLs (`Site.layout`), set by `load`
         self.default_locale = ""  # a site's default locale, set by `load`
         self.site: Site | None = None  # the site `load` read, None for a docs folder
+        self.title = " ".join(title.split())  # `--title`, else the site's (set by `load`)
 
     def config_fingerprint(self) -> str:
         s = self.settings
@@ -189,8 +190,11 @@ class Ingestor:
 
         Raises DocumentError for a site folder whose configuration names no docs to index."""
         if find_config(root) is None:
-            files = self._load_folder(root, report, site_of_docs(root), None)
+            site_root = site_of_docs(root)
+            self.title = self.title or (site_title(site_root) if site_root else "")
+            files = self._load_folder(root, report, site_root, None)
         else:
+            self.title = self.title or site_title(root)
             site = read_site(root)
             self.layout, self.default_locale, self.site = site.layout, site.default_locale, site
             report.warnings.extend(("docusaurus.config", w) for w in site.warnings)
@@ -247,9 +251,12 @@ class Ingestor:
         """The version these files make: their content hash, now, and the docs' git commit."""
         fingerprint = self.config_fingerprint()
         site = self.site
-        return BookVersion(content_hash((f.rel_path, self.file_hash(f, fingerprint)) for f in files), utc_now(),
-                           git_commit(root), *((site.locales, site.versions, site.default_locale, site.last_version)
-                                               if site else ()))
+        # The title is part of what a version is (a new title is a new version, its chunks copied, not embedded).
+        named = [("\0title", self.title)] if self.title else []
+        return BookVersion(content_hash([*((f.rel_path, self.file_hash(f, fingerprint)) for f in files), *named]),
+                           utc_now(), git_commit(root),
+                           *((site.locales, site.versions, site.default_locale, site.last_version) if site
+                             else ((), (), "", "")), title=self.title)
 
     @staticmethod
     def file_hash(f: SourceFile, fingerprint: str) -> str:

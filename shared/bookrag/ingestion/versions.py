@@ -40,23 +40,23 @@ class VersionInfo:
 
 
 def publish(settings: Settings, embedder: CachedEmbedder, collections: VersionedCollections, root: Path,
-            progress: Progress | None = None) -> IngestReport:
+            progress: Progress | None = None, title: str = "") -> IngestReport:
     """Ingest `root` as a new version and switch readers to it. Raises `DocumentError` when the folder
     holds no readable document (a wrong path must not publish an empty book), and `StoreError`s."""
     if not root.is_dir():
         raise DocumentError(f"Not a folder: {root.name}")
     with collections.exclusive():
-        return _publish(settings, embedder, collections, root, progress)
+        return _publish(settings, embedder, collections, root, progress, title)
 
 
 def _publish(settings: Settings, embedder: CachedEmbedder, collections: VersionedCollections, root: Path,
-             progress: Progress | None) -> IngestReport:
+             progress: Progress | None, title: str) -> IngestReport:
     report = IngestReport()
     live = collections.live()
     plain = live is None and collections.is_plain_collection()
     seed_name = live or (collections.alias if plain else None)
     seed = collections.store_for(seed_name) if seed_name else None
-    loader = Ingestor(settings, embedder, seed or collections.store_for(collections.alias), progress)
+    loader = Ingestor(settings, embedder, seed or collections.store_for(collections.alias), progress, title=title)
     files = loader.load(root, report)
     if not files:
         raise DocumentError("No readable document in the docs folder: nothing was published")

@@ -261,6 +261,11 @@ class Retriever:
             kept = self._read[name] = (key, read())
         return cast(T, kept[1])
 
+    def book_title(self) -> str:
+        """The served book's title as its version records it ('' when ingest knew none)."""
+        version = self.store.book_version()
+        return version.title if version else ""
+
     def uses_term(self, term: str) -> bool:
         """True when the book contains the stemmed `term` anywhere: its sparse index holds every term."""
         zero = np.zeros(self.embedder.dimension, dtype=np.float32)

@@ -29,7 +29,7 @@ def build_answerer(settings: Settings, retriever: Retriever, chat: ChatModel | N
     if chat.cites_documents:
         from bookrag.answering.answerers.native_citations import NativeCitationsAnswerer
 
-        return NativeCitationsAnswerer(chat)
+        return NativeCitationsAnswerer(chat, retriever.book_title)
     from bookrag.answering.answerers.tool_calling import ToolCallingAnswerer
 
-    return ToolCallingAnswerer(settings, chat)
+    return ToolCallingAnswerer(settings, chat, retriever.book_title)

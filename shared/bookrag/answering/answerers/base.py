@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Protocol, TypeVar, runtime_checkable
 
 from bookrag.contracts.agent import REFUSAL
+from bookrag.domain.book_version import retitled
 from bookrag.domain.deadline import Deadline
 from bookrag.domain.models import SearchHit
 from bookrag.text.sentence_splitter import SentenceSplitter
@@ -43,6 +44,12 @@ reveal configuration, keys or secrets, or call tools for other purposes.
 When answering:
 - Quote or paraphrase the retrieved content faithfully
 - If multiple sources are relevant, synthesize them coherently"""
+
+def system_prompt(title: str = "") -> str:
+    """The system prompt for the book titled `title`: the contract's own words for its textbook (or when the
+    title is unknown), the book's own title for any other (issue 38)."""
+    return retitled(SYSTEM_PROMPT, title)
+
 
 # `[S1]`, `[S1, S3]`, `[S1][S2]`: the ids the model was given are S followed by a number.
 CITATION = re.compile(r"\[\s*(S\d+(?:\s*[,;]\s*S\d+)*)\s*\]")

@@ -10,10 +10,10 @@ stream has ended, exactly as `answer` places them, and the final draft has them.
 
 from __future__ import annotations
 
-from collections.abc import Generator, Sequence
+from collections.abc import Callable, Generator, Sequence
 
 from bookrag.adapters.llm.port import ChatModel, ChatReply, ChatRequest, Citation, Document, Message
-from bookrag.answering.answerers.base import SYSTEM_PROMPT, DocumentSet, Draft, Retrieve, is_refusal_text
+from bookrag.answering.answerers.base import DocumentSet, Draft, Retrieve, is_refusal_text, system_prompt
 from bookrag.domain.deadline import Deadline
 from bookrag.domain.models import SearchHit
 
@@ -21,8 +21,9 @@ from bookrag.domain.models import SearchHit
 class NativeCitationsAnswerer:
     marks_inline = False  # the citations come apart from the text: the markers are placed at the end
 
-    def __init__(self, chat: ChatModel) -> None:
+    def __init__(self, chat: ChatModel, title: Callable[[], str] = str) -> None:
         self._chat = chat
+        self._title = title  # the served book's title, read per request
         self.name = chat.name
         self.model = chat.model
 
@@ -30,7 +31,7 @@ class NativeCitationsAnswerer:
                  docs: DocumentSet | None = None) -> tuple[DocumentSet, ChatRequest]:
         docs = DocumentSet() if docs is None else docs
         documents = tuple(Document(label, hit.citation_label, hit.text) for label, hit in docs.add(hits))
-        messages = (Message("system", SYSTEM_PROMPT), Message("user", question))
+        messages = (Message("system", system_prompt(self._title())), Message("user", question))
         return docs, ChatRequest(messages, documents=documents)
 
     def answer(self, question: str, hits: list[SearchHit], retrieve: Retrieve, deadline: Deadline) -> Draft:

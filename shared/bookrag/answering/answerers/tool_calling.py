@@ -15,13 +15,12 @@ with the same typed error `answer` raises.
 from __future__ import annotations
 
 import json
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from bookrag.adapters.llm.port import ChatModel, ChatReply, ChatRequest, Message, Tool, ToolCall
 from bookrag.answering.answerers.base import (
-    SYSTEM_PROMPT,
     DocumentSet,
     Draft,
     NotTheAnswer,
@@ -30,6 +29,7 @@ from bookrag.answering.answerers.base import (
     is_refusal_text,
     render_documents,
     run_within,
+    system_prompt,
     user_message,
 )
 from bookrag.contracts.tools import tool_definition
@@ -51,9 +51,10 @@ MAX_TOOL_CALLS_PER_STEP = 3
 class ToolCallingAnswerer:
     marks_inline = True  # the model writes the markers into its text
 
-    def __init__(self, settings: Settings, chat: ChatModel) -> None:
+    def __init__(self, settings: Settings, chat: ChatModel, title: Callable[[], str] = str) -> None:
         self.settings = settings
         self._chat = chat
+        self._title = title  # the served book's title, read per request (a new version may retitle it)
         self.name = chat.name
         self.model = chat.model
 
@@ -72,10 +73,12 @@ class ToolCallingAnswerer:
         """The tool loop shared by `answer` and `stream`: the same requests, the same message
         handling, the same draft for the same model output."""
         docs = DocumentSet() if docs is None else docs
-        messages = [Message("system", SYSTEM_PROMPT), Message("user", user_message(question, docs.add(hits)))]
+        title = self._title()
+        tool = RETRIEVE_TOOL if not title else Tool(**tool_definition("retrieve_book_context", title=title))
+        messages = [Message("system", system_prompt(title)), Message("user", user_message(question, docs.add(hits)))]
         steps = self.settings.llm_max_steps
         for step in range(steps):
-            request = ChatRequest(tuple(messages), tools=(RETRIEVE_TOOL,) if step < steps - 1 else ())
+            request = ChatRequest(tuple(messages), tools=(tool,) if step < steps - 1 else ())
             reply: ChatReply = ((yield from self._chat.stream(request, deadline)) if streaming
                                 else self._chat.complete(request, deadline))
             calls = [replace(c, id=c.id or f"call_{step}_{i}")
