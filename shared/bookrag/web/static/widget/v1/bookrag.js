@@ -2,7 +2,8 @@
  * <script src="https://API/widget/v1/bookrag.js" data-book="My Book" defer></script>; the data-* attributes
  * (api, stream-api, position, avoid, book, key, page-url) are in the README, "The widget".
  * Nothing is requested (not even the stylesheet) until the reader opens the panel or asks about a selection.
- * Thumbs up/down under an answer post the vote to data-api's /api/feedback (its X-Query-Id, the same key).
+ * Thumbs up/down under an answer post the vote to data-api's /api/feedback (its X-Query-Id, the same key); a
+ * thumbs-down is sent when clicked, its optional comment afterwards.
  */
 (function () {
   "use strict";
@@ -496,17 +497,19 @@
     var up = btn("up", "This answer helped", "\uD83D\uDC4D"), down = btn("down", "This answer did not help", "\uD83D\uDC4E");
     var note = row.appendChild(el("span", { "class": "bookrag-vote-note", role: "status" }));
     function lock(chosen) { up.disabled = down.disabled = true; chosen.setAttribute("aria-pressed", "true"); }
-    function vote(rating, comment) {
+    function vote(rating, comment, sentText) {
       var failed = function () { note.textContent = "Your feedback could not be sent."; };
       note.textContent = "Sending…";
-      post("/api/feedback", comment ? { query_id: queryId, rating: rating, comment: comment.slice(0, MAX_COMMENT) }
+      return post("/api/feedback", comment ? { query_id: queryId, rating: rating, comment: comment.slice(0, MAX_COMMENT) }
         : { query_id: queryId, rating: rating }).then(function (res) {
-        if (res.ok || res.status === 409) note.textContent = "Thanks for your feedback."; else failed();
+        if (res.ok || res.status === 409) note.textContent = sentText; else failed();
       }, failed);
     }
-    up.addEventListener("click", function () { lock(up); vote("up"); });
+    up.addEventListener("click", function () { lock(up); vote("up", null, "Thanks for your feedback."); });
     down.addEventListener("click", function () {
       lock(down);
+      // The vote is sent now, so a comment box closed unsent loses nothing; a comment joins it later.
+      var given = vote("down", null, "Thanks. Tell us what was wrong, then Send (optional).");
       var form = el("form", { "class": "bookrag-comment" }), id = "bookrag-c" + (++uid);
       form.appendChild(el("label", { "for": id, "class": "bookrag-sr" }, "What was wrong or missing? (optional)"));
       var box = form.appendChild(el("textarea", { id: id, rows: "2", maxlength: String(MAX_COMMENT),
@@ -514,11 +517,12 @@
       var go = form.appendChild(el("button", { type: "submit", "class": "bookrag-small" }, "Send"));
       form.addEventListener("submit", function (e) {
         e.preventDefault();
+        var comment = box.value.trim();
         box.disabled = go.disabled = true;
-        vote("down", box.value.trim());
+        if (!comment) { note.textContent = "Thanks for your feedback."; return; }
+        given.then(function () { vote("down", comment, "Thanks for your feedback."); });
       });
       row.parentNode.insertBefore(form, row.nextSibling);
-      note.textContent = "Tell us what was wrong, then Send.";
       box.focus();
     });
     return row;
