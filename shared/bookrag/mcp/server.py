@@ -48,6 +48,8 @@ _READ_ONLY = types.ToolAnnotations(read_only_hint=True, destructive_hint=False, 
 BOOK_VERSION_META = "bookrag/book_version"
 # "quoted" when the book's sentences stood in for a model answer that did not hold (issue 34); absent otherwise.
 ANSWER_MODE_META = "bookrag/answer_mode"
+# answer_question's id in the question log (issue 36): the `query_id` of POST /api/feedback; absent when the log is off.
+QUERY_ID_META = "bookrag/query_id"
 
 
 def served_tools(tool_set: ToolSet) -> tuple[Tool, ...]:
@@ -100,6 +102,8 @@ def call_tool_sync(tool: Tool, arguments: dict[str, Any]) -> types.CallToolResul
     meta = {BOOK_VERSION_META: label} if label else {}
     if getattr(result, "answer_mode", "") == "quoted":
         meta[ANSWER_MODE_META] = "quoted"
+    if query_id := getattr(result, "query_id", None):
+        meta[QUERY_ID_META] = query_id
     return types.CallToolResult(content=_as_text(data), structured_content=data, _meta=meta or None)
 
 
