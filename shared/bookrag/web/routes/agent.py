@@ -13,6 +13,7 @@ from bookrag.domain.question_log import QUERY_ID_PATTERN, Route
 from bookrag.services.container import Container, current
 from bookrag.services.question_log import HEADER, Entry, logging_on
 from bookrag.web.middleware.api_key import caller
+from bookrag.web.middleware.retrieval_mode import DOCUMENTED as RETRIEVAL_MODE
 from bookrag.web.sse import event_stream
 
 router = APIRouter(prefix="/api")
@@ -31,7 +32,7 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 
 _QUERY_ID: dict[str, Any] = {HEADER: {
     "description": "This answer's id in the question log, for `POST /api/feedback` (absent when the log is off)",
-    "schema": {"type": "string", "pattern": QUERY_ID_PATTERN}}}
+    "schema": {"type": "string", "pattern": QUERY_ID_PATTERN}}, **RETRIEVAL_MODE}
 
 
 # Fields that are None are left out: without a conversation the body is exactly the contract's Response.
