@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tests.support import docusaurus_site as docusaurus
-from tests.support.browser import ANSWER_TIMEOUT_MS, screenshot
+from tests.support.browser import ANSWER_TIMEOUT_MS, drawn_pixels, screenshot
 from tests.support.paths import SAMPLE_DOCS
 from tests.support.serve import Served
 
@@ -126,6 +126,17 @@ MARKDOWN = ("Install it with these steps [1]:\n\n"
             "<img src=x onerror=\"window.__injected=1\"> and <script>window.__injected=2</script> stay text.")
 
 
+QUERY_ID = "query_" + "0" * 32
+
+
+def _stream_stub(tab: Any, stream_url: str, answer: str) -> None:
+    """The service's stream, as a stub on the stream URL the owner configured (data-stream-api); its
+    X-Query-Id gives the answer its thumbs."""
+    tab.route(stream_url, lambda route: route.fulfill(status=200, body=_sse(answer), headers={
+        "content-type": "text/event-stream", "access-control-allow-origin": "*", "x-query-id": QUERY_ID,
+        "access-control-expose-headers": "X-Query-Id"}))
+
+
 def _sse(answer: str) -> str:
     final = {"answer": answer, "is_refusal": False, "refusal_reason": "",
              "sources": [{"chapter": "Installing ROS 2 Humble", "section": "Installing", "chunk_id": "c1",
@@ -143,8 +154,7 @@ def test_markdown_answers_render_as_lists_and_code_without_html_or_overflow(site
     tab = context.new_page()
     # The service's stream, as a stub on the stream URL the owner configured (data-stream-api).
     stream_url = f"{served.base}/stream-fn/api/answer/stream"
-    tab.route(stream_url, lambda route: route.fulfill(status=200, body=_sse(MARKDOWN), headers={
-        "content-type": "text/event-stream", "access-control-allow-origin": "*"}))
+    _stream_stub(tab, stream_url, MARKDOWN)
     tab.goto(site + PAGE)
     add_widget(tab, served.base, stream_api=f"{served.base}/stream-fn")
     tab.get_by_test_id("bookrag-open").click()
@@ -177,3 +187,44 @@ def test_markdown_answers_render_as_lists_and_code_without_html_or_overflow(site
     assert shape["preScrolls"] and shape["preInside"] and not shape["panelScrollsSideways"]
     assert shape["imgs"] == 0 and shape["injected"] == 0
     assert '<img src=x onerror="window.__injected=1">' in shape["text"]
+
+
+ICONS = {"launcher": "[data-testid=bookrag-open] svg", "close": ".bookrag-close svg",
+         "thumbs up": "[data-testid=bookrag-vote-up] svg", "thumbs down": "[data-testid=bookrag-vote-down] svg"}
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_the_icons_are_drawn_svgs_with_accessible_names_in_both_themes(site: str, served: Served, browser: Any,
+                                                                       theme: str) -> None:
+    # GIVEN the widget on a Docusaurus page in the site's light or dark theme, in Debian's chromium (which has
+    # no colour-emoji font: the emoji thumbs drew as empty boxes)
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    tab = context.new_page()
+    stream_url = f"{served.base}/stream-fn/api/answer/stream"
+    _stream_stub(tab, stream_url, "ROS 2 is installed from its apt repository [1].")
+    tab.goto(site + PAGE)
+    tab.evaluate(f"document.documentElement.setAttribute('data-theme', '{theme}')")
+    add_widget(tab, served.base, stream_api=f"{served.base}/stream-fn")
+    drawn = {"launcher": drawn_pixels(tab.locator(ICONS["launcher"]))}
+    # WHEN an answer with its thumbs is on screen
+    tab.get_by_test_id("bookrag-open").click()
+    tab.get_by_test_id("bookrag-input").fill("How do I install ROS 2?")
+    tab.get_by_test_id("bookrag-send").click()
+    tab.locator(DONE).first.wait_for(timeout=ANSWER_TIMEOUT_MS)
+    drawn |= {name: drawn_pixels(tab.locator(selector)) for name, selector in ICONS.items() if name != "launcher"}
+    names = tab.evaluate("""() => [...document.querySelectorAll(
+        '[data-testid=bookrag-open], .bookrag-close, .bookrag-vote')].map(b => ({
+            label: b.getAttribute('aria-label') || b.textContent.trim(), glyphs: b.textContent.trim(),
+            icon: b.querySelector('svg') && b.querySelector('svg').getAttribute('aria-hidden')}))""")
+    panel = tab.evaluate("getComputedStyle(document.querySelector('.bookrag-panel')).backgroundColor")
+    screenshot(tab, f"docusaurus-icons-{theme}")
+    context.close()
+
+    # THEN each icon is an SVG that put pixels on screen, hidden from assistive technology, on a button whose
+    # name says what it does, and no button leans on a font glyph (an emoji) for its picture
+    assert all(count >= 20 for count in drawn.values()), drawn
+    assert [n["label"] for n in names] == ["Ask the book", "Close the book assistant", "This answer helped",
+                                           "This answer did not help"]
+    assert all(n["icon"] == "true" for n in names)
+    assert [n["glyphs"] for n in names] == ["Ask the book", "", "", ""]
+    assert (panel == "rgb(27, 27, 29)") == (theme == "dark")

@@ -118,6 +118,30 @@
     flush();
   }
 
+  // Icons as inline SVG drawn in currentColor: an emoji needs a colour-emoji font, which Debian's chromium
+  // (and many Linux desktops) lack, so the thumbs rendered as empty boxes; an SVG draws the same everywhere
+  // and follows the theme's text colour in dark mode. Paths from Feather icons (MIT), 24x24, stroked.
+  var ICONS = {
+    up: "M14 9V5a3 3 0 0 0-3-3l-4 9v11h11.28a2 2 0 0 0 2-1.7l1.38-9a2 2 0 0 0-2-2.3zM7 22H4a2 2 0 0 1-2-2v-7a2 2 0 0 1 2-2h3",
+    down: "M10 15v4a3 3 0 0 0 3 3l4-9V2H5.72a2 2 0 0 0-2 1.7l-1.38 9a2 2 0 0 0 2 2.3zm7-13h2.67A2.31 2.31 0 0 1 22 4v7a2.31 2.31 0 0 1-2.33 2H17",
+    book: "M2 3h6a4 4 0 0 1 4 4v14a3 3 0 0 0-3-3H2zM22 3h-6a4 4 0 0 0-4 4v14a3 3 0 0 1 3-3h7z",
+    close: "M18 6 6 18M6 6l12 12"
+  };
+  // Decorative: the button around it carries the accessible name (its aria-label or its text). Sized by its
+  // attributes, so it draws right before the stylesheet loads (the launcher is shown without it).
+  function icon(name, size) {
+    var NS = "http://www.w3.org/2000/svg";
+    var svg = document.createElementNS(NS, "svg");
+    var attrs = { viewBox: "0 0 24 24", width: String(size), height: String(size), fill: "none", stroke: "currentColor",
+      "stroke-width": "2", "stroke-linecap": "round", "stroke-linejoin": "round", "aria-hidden": "true",
+      focusable: "false", "class": "bookrag-icon", "data-icon": name };
+    for (var a in attrs) svg.setAttribute(a, attrs[a]);
+    var path = document.createElementNS(NS, "path");
+    path.setAttribute("d", ICONS[name]);
+    svg.appendChild(path);
+    return svg;
+  }
+
   function link(src) {
     return src.quotes && src.quotes.length ? src.quotes[0].fragment_url : src.source_url;
   }
@@ -138,10 +162,12 @@
 
   // --- the launcher and the selection button: styled inline, so nothing loads before they are used
   var launcher = el("button", { type: "button", "class": "bookrag-launcher", "aria-haspopup": "dialog",
-    "aria-expanded": "false", "aria-controls": "bookrag-panel", "data-testid": "bookrag-open" }, "Ask the book");
+    "aria-expanded": "false", "aria-controls": "bookrag-panel", "data-testid": "bookrag-open" });
+  launcher.appendChild(icon("book", 18));
+  launcher.appendChild(document.createTextNode("Ask the book"));  // its accessible name
   launcher.style.cssText = "position:fixed;" + (LEFT ? "left" : "right") + ":20px;bottom:20px;z-index:2147483000;padding:10px 16px;" +
     "border-radius:999px;border:0;background:#2e6bd6;color:#fff;font:600 15px/1.2 system-ui,sans-serif;" +
-    "cursor:pointer;box-shadow:0 2px 10px rgba(0,0,0,.25)";
+    "cursor:pointer;box-shadow:0 2px 10px rgba(0,0,0,.25);display:inline-flex;align-items:center;gap:8px";
   var askSel = el("button", { type: "button", "class": "bookrag-ask-selection", "data-testid": "bookrag-ask-selection",
     "aria-label": "Ask the book about the selected text", hidden: "" }, "Ask about this");
   askSel.style.cssText = "position:absolute;z-index:2147483001;padding:6px 10px;border-radius:6px;border:0;" +
@@ -223,7 +249,8 @@
     var head = el("header", { "class": "bookrag-head" });
     head.appendChild(el("h2", { id: "bookrag-title" }, "Ask " + BOOK));
     var reset = el("button", { type: "button", "class": "bookrag-small", "aria-label": "Start a new conversation" }, "New");
-    var close = el("button", { type: "button", "class": "bookrag-small", "aria-label": "Close the book assistant" }, "×");
+    var close = el("button", { type: "button", "class": "bookrag-small bookrag-close", "aria-label": "Close the book assistant" });
+    close.appendChild(icon("close", 14));
     reset.addEventListener("click", function () { history = []; log.textContent = ""; setPending(null); input.focus(); });
     close.addEventListener("click", closePanel);
     head.appendChild(reset);
@@ -490,11 +517,13 @@
   // --- feedback: one vote per answer. Fixed sizes (CSS): a vote moves nothing; the comment opens below.
   function feedbackRow(queryId) {
     var row = el("div", { "class": "bookrag-feedback", role: "group", "aria-label": "Was this answer helpful?" });
-    function btn(name, label, text) {
-      return row.appendChild(el("button", { type: "button", "class": "bookrag-vote", "data-testid": "bookrag-vote-" + name,
-        "aria-label": label, "aria-pressed": "false" }, text));
+    function btn(name, label) {
+      var b = el("button", { type: "button", "class": "bookrag-vote", "data-testid": "bookrag-vote-" + name,
+        "aria-label": label, "aria-pressed": "false" });
+      b.appendChild(icon(name, 16));
+      return row.appendChild(b);
     }
-    var up = btn("up", "This answer helped", "\uD83D\uDC4D"), down = btn("down", "This answer did not help", "\uD83D\uDC4E");
+    var up = btn("up", "This answer helped"), down = btn("down", "This answer did not help");
     var note = row.appendChild(el("span", { "class": "bookrag-vote-note", role: "status" }));
     function lock(chosen) { up.disabled = down.disabled = true; chosen.setAttribute("aria-pressed", "true"); }
     function vote(rating, comment, sentText) {
