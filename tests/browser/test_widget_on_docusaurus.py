@@ -6,14 +6,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from tests.support import docusaurus_site as docusaurus
-from tests.support.browser import ANSWER_TIMEOUT_MS, drawn_pixels, screenshot
+from tests.support.browser import ANSWER_TIMEOUT_MS, Console, drawn_pixels, screenshot
 from tests.support.paths import SAMPLE_DOCS
-from tests.support.serve import Served
+from tests.support.serve import Served, start
 
 PAGE = "/docs/module-1-ros2/installation"  # a long page: a table of contents, a back-to-top button
 DONE = "[data-testid=bookrag-answer][data-refusal]"
@@ -228,3 +230,71 @@ def test_the_icons_are_drawn_svgs_with_accessible_names_in_both_themes(site: str
     assert all(n["icon"] == "true" for n in names)
     assert [n["glyphs"] for n in names] == ["Ask the book", "", "", ""]
     assert (panel == "rgb(27, 27, 29)") == (theme == "dark")
+
+
+# Resolves with {ms, moved}: from the click on the launcher to the page's suggestions in the panel, and whether
+# the input box moved when they came (benchmarks/suggestions_bench.py times the same on `bookrag serve`).
+OPEN_UNTIL_SUGGESTED = """() => new Promise(done => {
+  let before = null;
+  const seen = () => {
+    const input = document.querySelector('[data-testid=bookrag-input]');
+    if (input && !before) before = JSON.stringify(input.getBoundingClientRect());
+    if (!document.querySelector('[data-testid=bookrag-suggestion]')) return false;
+    done({moved: before !== JSON.stringify(input.getBoundingClientRect())});
+    return true;
+  };
+  new MutationObserver((_, observer) => { if (seen()) observer.disconnect(); })
+    .observe(document.body, {childList: true, subtree: true, attributes: true});
+  document.querySelector('[data-testid=bookrag-open]').click();
+  setTimeout(() => done({moved: null}), 60000);  // a bound, so a missing button fails instead of hanging
+})"""
+
+
+@pytest.fixture
+def site_server(site: str, indexed_book: dict[str, str], tmp_path: Path) -> Iterator[Served]:
+    """`bookrag serve` that lets the Docusaurus site call it (CORS), as a book owner configures it."""
+    server = start(indexed_book["QDRANT_PATH"], tmp_path, CORS_ALLOWED_ORIGINS=site)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def test_the_panel_opens_on_the_questions_its_page_answers_and_a_click_asks_one(site: str, site_server: Served,
+                                                                                browser: Any) -> None:
+    # GIVEN the widget on a page of the real Docusaurus build, whose questions were found at ingest
+    served = site_server
+    expected = httpx.get(f"{served.base}/api/pages/suggestions",
+                         params={"url": f"http://localhost:3000{PAGE}"}).json()["suggestions"]
+    assert expected
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    tab = context.new_page()
+    console = Console.watch(tab)
+    tab.goto(site + PAGE)
+    add_widget(tab, served.base)
+    # WHEN the reader opens it THEN the page's questions are offered as buttons, and nothing moved for them
+    with tab.expect_response(lambda r: "/api/pages/suggestions?url=" in r.url) as fetched:
+        opened = tab.evaluate(OPEN_UNTIL_SUGGESTED)
+    status = fetched.value.status
+    buttons = tab.get_by_test_id("bookrag-suggestion")
+    shown = buttons.all_inner_texts()
+    named = tab.get_by_role("group", name="Questions this page answers").count()
+    screenshot(tab, "docusaurus-suggestions")
+    # WHEN one is clicked THEN it is asked, answered, and the answer cites this page
+    with tab.expect_request(lambda r: r.url.endswith("/api/answer/stream")):
+        buttons.first.click()
+    answer = tab.locator(DONE).first
+    answer.wait_for(timeout=ANSWER_TIMEOUT_MS)
+    refused = answer.get_attribute("data-refusal")
+    cited = [a.get_attribute("href") or "" for a in tab.get_by_test_id("bookrag-citation").all()]
+    asked = tab.locator(".bookrag-question").first.inner_text()
+    left = tab.get_by_test_id("bookrag-suggestion").count()
+    context.close()
+
+    assert shown == expected and named == 1
+    assert opened["moved"] is False
+    assert asked == expected[0] and refused == "false"
+    assert any("/module-1-ros2/installation" in href for href in cited), cited
+    assert left == 0 and status == 200  # the conversation took the log
+    # The static server of the built site answers a 404 of its own (not the widget's); ours answered.
+    assert not [e for e in console.errors if "bookrag" in e or served.base in e]

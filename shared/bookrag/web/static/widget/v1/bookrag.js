@@ -1,7 +1,8 @@
 /*! bookrag "Ask the book" widget, v1. No framework, no build step.
  * <script src="https://API/widget/v1/bookrag.js" data-book="My Book" defer></script>; the data-* attributes
  * (api, stream-api, position, avoid, book, key, page-url) are in the README, "The widget".
- * Nothing is requested (not even the stylesheet) until the reader opens the panel or asks about a selection.
+ * Nothing is requested (not even the stylesheet) until the reader opens the panel or asks about a selection; the
+ * first opening also asks data-api's /api/pages/suggestions for the questions this page answers (shown as buttons).
  * Thumbs up/down under an answer post the vote to data-api's /api/feedback (its X-Query-Id, the same key); a
  * thumbs-down is sent when clicked, its optional comment afterwards.
  */
@@ -231,7 +232,7 @@
   document.body.appendChild(askSel);
 
   var panel = null, log, form, input, send, chip, status;
-  var history = [], pending = null, busy = false, cssReady = null;
+  var history = [], pending = null, busy = false, cssReady = null, suggestions = null;
 
   function loadCss() {
     if (cssReady) return cssReady;
@@ -251,7 +252,9 @@
     var reset = el("button", { type: "button", "class": "bookrag-small", "aria-label": "Start a new conversation" }, "New");
     var close = el("button", { type: "button", "class": "bookrag-small bookrag-close", "aria-label": "Close the book assistant" });
     close.appendChild(icon("close", 14));
-    reset.addEventListener("click", function () { history = []; log.textContent = ""; setPending(null); input.focus(); });
+    reset.addEventListener("click", function () {
+      history = []; log.textContent = ""; setPending(null); showSuggestions(); input.focus();
+    });
     close.addEventListener("click", closePanel);
     head.appendChild(reset);
     head.appendChild(close);
@@ -282,12 +285,50 @@
   }
 
   function openPanel() {
+    var asked = fetchSuggestions();  // with the stylesheet, not after it
     return loadCss().then(function () {
       if (!panel) buildPanel();
       panel.hidden = false;
       launcher.setAttribute("aria-expanded", "true");
       launcher.hidden = true;
       input.focus();
+      asked.then(showSuggestions);
+    });
+  }
+
+  // --- questions this page answers (found when the book was ingested, each answered from this page): fetched
+  // once, on the panel's first opening, and shown while the conversation is empty. They sit in the log, which
+  // has its size already, so nothing else in the panel moves when they arrive.
+  function fetchSuggestions() {
+    if (suggestions) return suggestions;
+    var page = (ds.pageUrl || location.href.split("#")[0]).slice(0, 2000);
+    var h = KEY ? { "X-API-Key": KEY } : {};
+    suggestions = fetch(API + "/api/pages/suggestions?url=" + encodeURIComponent(page), { headers: h, mode: "cors",
+      credentials: "omit" }).then(function (res) { return res.ok ? res.json() : null; })
+      .then(function (body) { return body && body.suggestions ? body.suggestions.slice(0, 3) : []; },
+        function () { return []; });  // no suggestions is the panel as it was: the reader can still ask
+    return suggestions;
+  }
+
+  function showSuggestions() {
+    if (!suggestions) return;
+    suggestions.then(function (questions) {
+      if (!questions.length || log.childNodes.length || busy) return;
+      var box = el("div", { "class": "bookrag-suggestions", role: "group", "aria-label": "Questions this page answers",
+        "data-testid": "bookrag-suggestions" });
+      box.appendChild(el("p", { "class": "bookrag-suggestions-title" }, "This page answers:"));
+      questions.forEach(function (question) {
+        var b = box.appendChild(el("button", { type: "button", "class": "bookrag-suggestion",
+          "data-testid": "bookrag-suggestion" }, question));
+        b.addEventListener("click", function () {
+          if (busy) return;
+          box.remove();
+          setPending(null);  // the page's question, not one about a selection
+          input.value = question;
+          submit();
+        });
+      });
+      log.appendChild(box);
     });
   }
 
@@ -371,6 +412,8 @@
   }
 
   function turnNode(question) {
+    var offered = log.querySelector(".bookrag-suggestions");
+    if (offered) offered.remove();  // asking something else: the conversation takes the log
     var turn = el("article", { "class": "bookrag-turn", "aria-label": "Question and answer" });
     if (question) turn.appendChild(el("p", { "class": "bookrag-question" }, question));
     log.appendChild(turn);

@@ -1,0 +1,62 @@
+"""The questions a page answers (issue 36), on the sample book as `bookrag ingest` leaves it (the session's indexed
+book, its questions found as the CLI finds them): every one of them is answered by POST /api/answer with a
+citation to its page, and GET /api/pages/suggestions finds a page's questions by its address."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from bookrag.adapters.store.port import SUGGESTIONS_FIELD
+from bookrag.services.container import current
+from bookrag.web.app import create_app
+
+BASE = "http://localhost:3000/docs"
+
+
+@pytest.fixture
+def client(book_env: Any) -> TestClient:
+    return TestClient(create_app("agent"))
+
+
+def _stored() -> dict[str, list[str]]:
+    """Each page's questions as the store holds them (every chunk of a page carries them)."""
+    return {str(p["source_file"]): list(p.get(SUGGESTIONS_FIELD) or [])
+            for p in current().store.scroll_payloads(["source_file", SUGGESTIONS_FIELD])}
+
+
+def test_nearly_every_page_has_questions_and_each_is_answered_from_its_page(client: TestClient) -> None:
+    pages = _stored()
+    assert sum(bool(q) for q in pages.values()) >= 0.9 * len(pages)
+    asked = 0
+    for source_file, questions in pages.items():
+        assert len(questions) <= 3
+        for question in questions:
+            body = client.post("/api/answer", json={"query": question}).json()
+            cited = [s["source_file"] for s in body["sources"]]
+            assert not body["is_refusal"] and source_file in cited, (question, source_file, cited)
+            asked += 1
+    assert asked >= len(pages)
+
+
+def test_a_page_address_on_any_host_finds_its_questions(client: TestClient) -> None:
+    stored = _stored()["module-1-ros2/nodes-topics.md"]
+    label = current().store.book_version().label  # type: ignore[union-attr]
+    for url in (f"{BASE}/module-1-ros2/nodes-topics", "http://127.0.0.1:43117/docs/module-1-ros2/nodes-topics/",
+                f"{BASE}/module-1-ros2/nodes-topics?tab=humble#topics"):
+        response = client.get("/api/pages/suggestions", params={"url": url})
+        assert response.status_code == 200, url
+        assert response.json() == {"url": f"{BASE}/module-1-ros2/nodes-topics", "title": response.json()["title"],
+                                   "suggestions": stored, "book_version": label}
+    assert stored and response.headers["X-Book-Version"] == label
+    assert response.headers["Cache-Control"] == "public, max-age=300"
+
+
+def test_an_address_outside_the_book_has_none_and_a_bad_one_is_the_envelope(client: TestClient) -> None:
+    outside = client.get("/api/pages/suggestions", params={"url": "http://localhost:3000/blog/2026/welcome"})
+    assert outside.status_code == 200 and outside.json()["suggestions"] == [] and outside.json()["url"] is None
+    for params in ({}, {"url": ""}, {"url": "x" * 2001}):
+        response = client.get("/api/pages/suggestions", params=params)
+        assert response.status_code == 400 and response.json()["code"] == "INVALID_REQUEST", params
