@@ -238,9 +238,11 @@ OPEN_UNTIL_SUGGESTED = """() => new Promise(done => {
   let before = null;
   const seen = () => {
     const input = document.querySelector('[data-testid=bookrag-input]');
-    if (input && !before) before = JSON.stringify(input.getBoundingClientRect());
+    // Layout boxes (offset*): the panel's fade-in slides it by a transform, which is not a layout shift.
+    const box = el => JSON.stringify([el.offsetLeft, el.offsetTop, el.offsetWidth, el.offsetHeight]);
+    if (input && !before) before = box(input);
     if (!document.querySelector('[data-testid=bookrag-suggestion]')) return false;
-    done({moved: before !== JSON.stringify(input.getBoundingClientRect())});
+    done({moved: before !== box(input)});
     return true;
   };
   new MutationObserver((_, observer) => { if (seen()) observer.disconnect(); })
@@ -279,7 +281,8 @@ def test_the_panel_opens_on_the_questions_its_page_answers_and_a_click_asks_one(
     buttons = tab.get_by_test_id("bookrag-suggestion")
     shown = buttons.all_inner_texts()
     named = tab.get_by_role("group", name="Questions this page answers").count()
-    screenshot(tab, "docusaurus-suggestions")
+    tab.wait_for_function("!document.getAnimations().some(a => a.playState === 'running')")  # the panel's fade-in
+    screenshot(tab, "docusaurus-suggestions")  # the README's picture (docs/widget-suggestions.png)
     # WHEN one is clicked THEN it is asked, answered, and the answer cites this page
     with tab.expect_request(lambda r: r.url.endswith("/api/answer/stream")):
         buttons.first.click()

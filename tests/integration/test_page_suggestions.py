@@ -4,6 +4,7 @@ citation to its page, and GET /api/pages/suggestions finds a page's questions by
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -60,3 +61,28 @@ def test_an_address_outside_the_book_has_none_and_a_bad_one_is_the_envelope(clie
     for params in ({}, {"url": ""}, {"url": "x" * 2001}):
         response = client.get("/api/pages/suggestions", params=params)
         assert response.status_code == 400 and response.json()["code"] == "INVALID_REQUEST", params
+
+
+def test_an_atomic_ingest_publishes_a_version_with_its_questions(use_env: Any, tmp_path: Path) -> None:
+    # GIVEN a small book, ingested as a new version by the CLI
+    from typer.testing import CliRunner
+
+    from bookrag.devtools.cli import app
+
+    book = tmp_path / "docs"
+    (book / "robots").mkdir(parents=True)
+    (book / "robots" / "balance.md").write_text(
+        "# Balance\n\n## The support polygon\n\nThe **support polygon** is the convex hull of the feet's contact "
+        "points with the ground. A standing robot stays balanced while its centre of mass projects inside it.\n",
+        encoding="utf-8")
+    (book / "robots" / "sensing.md").write_text(
+        "# Sensing\n\n## Inertial sensing\n\nAn **inertial measurement unit** is a sensor that measures angular "
+        "velocity with gyroscopes and linear acceleration with accelerometers.\n", encoding="utf-8")
+    use_env(QDRANT_PATH=str(tmp_path / "qdrant"), EMBEDDING_PROVIDER="local", QUESTION_LOG="off")
+    result = CliRunner().invoke(app, ["ingest", str(book), "--atomic"])
+    assert result.exit_code == 0, result.output
+    # THEN the live version readers switched to holds each page's questions
+    response = TestClient(create_app("agent")).get("/api/pages/suggestions",
+                                                   params={"url": f"{BASE}/robots/balance"})
+    assert response.json()["suggestions"] == ["What is the support polygon?"]
+    assert "page questions: " in result.output

@@ -70,7 +70,7 @@ def _definition(text: str) -> str | None:
             continue
         article = (found.group("article") or "").lower()
         verb = "are" if found.group("verb").lower() == "are" else "is"
-        subject = f"{article} {term}" if article in ("a", "an") else term
+        subject = f"{article} {term}" if article else term
         return f"What {verb} {subject}?"
     return None
 
