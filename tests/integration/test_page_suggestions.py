@@ -13,6 +13,8 @@ from fastapi.testclient import TestClient
 from bookrag.adapters.store.port import SUGGESTIONS_FIELD
 from bookrag.services.container import current
 from bookrag.web.app import create_app
+from tests.support.stubs import Recorded, Reply, StubServer
+from tests.support.upstreams import chat_reply
 
 BASE = "http://localhost:3000/docs"
 
@@ -63,13 +65,8 @@ def test_an_address_outside_the_book_has_none_and_a_bad_one_is_the_envelope(clie
         assert response.status_code == 400 and response.json()["code"] == "INVALID_REQUEST", params
 
 
-def test_an_atomic_ingest_publishes_a_version_with_its_questions(use_env: Any, tmp_path: Path) -> None:
-    # GIVEN a small book, ingested as a new version by the CLI
-    from typer.testing import CliRunner
-
-    from bookrag.devtools.cli import app
-
-    book = tmp_path / "docs"
+def _small_book(root: Path) -> Path:
+    book = root / "docs"
     (book / "robots").mkdir(parents=True)
     (book / "robots" / "balance.md").write_text(
         "# Balance\n\n## The support polygon\n\nThe **support polygon** is the convex hull of the feet's contact "
@@ -78,6 +75,16 @@ def test_an_atomic_ingest_publishes_a_version_with_its_questions(use_env: Any, t
     (book / "robots" / "sensing.md").write_text(
         "# Sensing\n\n## Inertial sensing\n\nAn **inertial measurement unit** is a sensor that measures angular "
         "velocity with gyroscopes and linear acceleration with accelerometers.\n", encoding="utf-8")
+    return book
+
+
+def test_an_atomic_ingest_publishes_a_version_with_its_questions(use_env: Any, tmp_path: Path) -> None:
+    # GIVEN a small book, ingested as a new version by the CLI
+    from typer.testing import CliRunner
+
+    from bookrag.devtools.cli import app
+
+    book = _small_book(tmp_path)
     use_env(QDRANT_PATH=str(tmp_path / "qdrant"), EMBEDDING_PROVIDER="local", QUESTION_LOG="off")
     result = CliRunner().invoke(app, ["ingest", str(book), "--atomic"])
     assert result.exit_code == 0, result.output
@@ -86,3 +93,31 @@ def test_an_atomic_ingest_publishes_a_version_with_its_questions(use_env: Any, t
                                                    params={"url": f"{BASE}/robots/balance"})
     assert response.json()["suggestions"] == ["What is the support polygon?"]
     assert "page questions: " in result.output
+
+
+def _rewording_model(req: Recorded) -> Reply:
+    asked = req.json()["messages"][-1]["content"]
+    # One rewording the book answers from the same page, one that drifts off the book.
+    return chat_reply(req, "How is a robot's support polygon defined?" if "support polygon" in asked
+                      else "What is the capital of France?")
+
+
+def test_a_configured_model_words_a_question_kept_only_if_it_still_leads_to_its_page(stub: StubServer,
+                                                                                     tmp_path: Path) -> None:
+    # GIVEN a book and a chat model configured, whose rewordings are checked like any candidate
+    from bookrag.config.settings import load_settings
+    from bookrag.ingestion.ingestor import Ingestor
+    from bookrag.services.container import container_for
+    from bookrag.services.suggesting import suggest_pages
+
+    stub.on("/v1/chat/completions", _rewording_model)
+    settings = load_settings(qdrant_path=str(tmp_path / "qdrant"), embedding_provider="local", llm_provider="openai",
+                             openai_api_key="sk-test-key-0123456789", openai_base_url=stub.url + "/v1")
+    container = container_for(settings)
+    Ingestor(settings, container.embedder, container.store).run(_small_book(tmp_path))
+    # WHEN the pages' questions are found
+    report = suggest_pages(settings, container.embedder, container.store, container.chat_model)
+    # THEN the model's wording is kept where it still leads to the page, the page's own question elsewhere
+    assert report.per_page == {"robots/balance.md": ["How is a robot's support polygon defined?"],
+                               "robots/sensing.md": ["What is an inertial measurement unit?", "What is inertial sensing?"]}
+    assert len(stub.calls("/v1/chat/completions")) == 3  # one per question kept
