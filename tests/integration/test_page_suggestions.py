@@ -119,5 +119,6 @@ def test_a_configured_model_words_a_question_kept_only_if_it_still_leads_to_its_
     report = suggest_pages(settings, container.embedder, container.store, container.chat_model)
     # THEN the model's wording is kept where it still leads to the page, the page's own question elsewhere
     assert report.per_page == {"robots/balance.md": ["How is a robot's support polygon defined?"],
-                               "robots/sensing.md": ["What is an inertial measurement unit?", "What is inertial sensing?"]}
+                               "robots/sensing.md": ["What is an inertial measurement unit?",
+                                                     "What is inertial sensing?"]}
     assert len(stub.calls("/v1/chat/completions")) == 3  # one per question kept
