@@ -79,15 +79,6 @@ def leads_to(agent: BookRAGAgent, question: str, source_file: str) -> bool:
     return bool(hits) and hits[0].payload.source_file == source_file
 
 
-def answered_from(agent: BookRAGAgent, question: str, source_file: str) -> bool:
-    """Whether the agent answers `question` (no refusal) citing `source_file`: what a reader's click gets."""
-    try:
-        response = agent.run(question)
-    except BookRAGError:
-        return False
-    return not response.is_refusal and any(s.source_file == source_file for s in response.sources)
-
-
 def _reworded(chat: ChatModel, question: str) -> str | None:
     from bookrag.adapters.llm.port import ChatRequest, Message
     from bookrag.domain.deadline import Deadline
