@@ -73,7 +73,8 @@ $(RIC_VENV)/.installed:
 
 # Offline, a few minutes, on this machine: cold starts (vs the naive SDK import), warm latency, ingest,
 # memory, package size (of .aws-sam/build, if `make sam-check` has run) -> benchmarks/results.json, RESULTS.md;
-# `bookrag report` on 1k-10k logged questions -> benchmarks/report-results.json, .md, .png.
+# `bookrag report` on 1k-10k logged questions -> benchmarks/report-results.json, .md, .png; the widget's page
+# questions, panel opened to buttons shown -> benchmarks/suggestions.json, .md.
 bench: setup
 	$(PY) benchmarks/suite.py
 	$(PY) benchmarks/mcp_bench.py
@@ -82,6 +83,7 @@ bench: setup
 	$(PY) benchmarks/scaling.py
 	$(PY) benchmarks/report_bench.py
 	$(PY) benchmarks/question_log_bench.py
+	$(PY) benchmarks/suggestions_bench.py widget
 
 # The MCP endpoint's targets alone (warm tool call vs REST, cold start vs REST, no SDK import on health or
 # warm-up) -> benchmarks/mcp-results.json, mcp-results.md.

@@ -60,6 +60,22 @@ http feedback-unknown POST api/feedback '{"query_id": "query_0123456789abcdef012
 http feedback-invalid-rating POST api/feedback '{"query_id": "query_0123456789abcdef0123456789abcdef", "rating": "meh"}'
 http widget-js GET widget/v1/bookrag.js
 http demo GET demo
+# The questions a page answers (issue 36): `sam local generate-event` sets no query string of ours, so the
+# GET events are the demo's with its path and query string replaced.
+suggestions() {  # name url
+  python3 - "$1" "$2" <<'PY'
+import json, sys
+from urllib.parse import quote
+name, url = sys.argv[1], sys.argv[2]
+event = json.load(open("demo.json"))
+event["rawPath"] = event["requestContext"]["http"]["path"] = "/api/pages/suggestions"
+event["rawQueryString"] = "url=" + quote(url, safe="")
+event["queryStringParameters"] = {"url": url}
+open(f"{name}.json", "w").write(json.dumps(event, indent=2) + "\n")
+PY
+}
+suggestions pages-suggestions http://localhost:3000/docs/module-1-ros2/nodes-topics
+suggestions pages-suggestions-empty ""
 "$SAM" local generate-event cloudwatch scheduled-event > scheduled-warmup.json
 
 # MCP (2026-07-28, stateless streamable HTTP): one JSON-RPC request per POST /mcp, its protocol version,

@@ -77,11 +77,14 @@ def indexed_book(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """The sample book ingested once per session; returns the env that points at it."""
     from bookrag.ingestion.ingestor import Ingestor
     from bookrag.services.container import container_for
+    from bookrag.services.suggesting import suggest_pages
 
     env = {"QDRANT_PATH": str(tmp_path_factory.mktemp("book-index") / "qdrant"), "EMBEDDING_PROVIDER": "local"}
     settings = load_settings(qdrant_path=env["QDRANT_PATH"], embedding_provider="local")
     report = Ingestor(settings, container_for(settings).embedder, container_for(settings).store).run(SAMPLE_DOCS)
     assert report.chunks_total > 0 and not report.skipped
+    # The questions its pages answer, as `bookrag ingest` finds them (the widget's suggestions, issue 36).
+    suggest_pages(settings, container_for(settings).embedder, container_for(settings).store)
     return env
 
 

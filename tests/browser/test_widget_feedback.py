@@ -68,7 +68,11 @@ def test_the_keyboard_reaches_thumbs_down_and_its_comment(served: Served, page: 
     assert tab.evaluate("document.activeElement.dataset.testid") == "bookrag-vote-down"
     before = _boxes(tab)
 
-    tab.keyboard.press("Space")  # "down" opens the optional comment, focused
+    with tab.expect_response(lambda r: r.url.endswith("/api/feedback")) as given:
+        tab.keyboard.press("Space")  # "down" is sent at once and opens the optional comment, focused
+    assert given.value.status == 201
+    # Kept before any comment: a reader who closes the box unsent still counts.
+    assert (_votes(served)[query_id]["rating"], _votes(served)[query_id]["comment"]) == ("down", None)
     assert tab.evaluate("document.activeElement.dataset.testid") == "bookrag-comment-input"
     assert tab.get_by_test_id("bookrag-comment-input").get_attribute("maxlength") == "500"
     tab.keyboard.type("The QoS part is missing; write to me at jane@example.com")

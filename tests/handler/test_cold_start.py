@@ -96,6 +96,21 @@ def test_health_cold_start_imports_no_heavy_sdk(index_copy: Path, tmp_path: Path
     assert heavy(health["new_modules"]) == []
 
 
+# The questions a page answers (issue 36): found at ingest, read by one route; nothing else may load them.
+SUGGESTIONS = ("bookrag.services.suggesting", "bookrag.text.page_questions", "bookrag.services.page_suggestions")
+
+
+def test_health_and_an_answer_load_no_page_questions_code(index_copy: Path, tmp_path: Path) -> None:
+    health, answer, pages = cold_start(index_copy, tmp_path, "health.json", "answer-valid.json",
+                                       "pages-suggestions.json", function="agent")
+
+    assert health["status"] == answer["status"] == pages["status"] == 200
+    assert not [m for m in health["new_modules"] + answer["new_modules"] if m.startswith(SUGGESTIONS)]
+    # The route reads what ingest stored: the candidates' and the check's code stays unloaded.
+    assert "bookrag.services.page_suggestions" in pages["new_modules"]
+    assert not [m for m in pages["new_modules"] if m.startswith(SUGGESTIONS[:2])]
+
+
 def test_local_retrieve_cold_start_imports_only_what_it_uses(index_copy: Path, tmp_path: Path) -> None:
     (retrieve,) = cold_start(index_copy, tmp_path, "retrieve-valid.json")
 

@@ -40,6 +40,19 @@ def test_an_answer_takes_one_vote_and_the_record_is_written_before_the_invocatio
     assert again["statusCode"] == 409 and body_of(again)["code"] == "FEEDBACK_EXISTS"
 
 
+def test_a_thumbs_down_is_kept_when_given_and_its_comment_joins_it_later(
+        agent_handler: Any, invoke: Any, tmp_path: Path) -> None:
+    query_id = _header(invoke(agent_handler, "answer-valid.json"), "X-Query-Id")
+    down = invoke(agent_handler, "feedback-unknown.json", body={"query_id": query_id, "rating": "down"})
+    assert down["statusCode"] == 201
+    comment = invoke(agent_handler, "feedback-unknown.json",
+                     body={"query_id": query_id, "rating": "down", "comment": "The QoS part is missing"})
+    assert comment["statusCode"] == 201
+    second = invoke(agent_handler, "feedback-unknown.json",
+                    body={"query_id": query_id, "rating": "down", "comment": "And more"})
+    assert second["statusCode"] == 409 and body_of(second)["code"] == "FEEDBACK_EXISTS"
+
+
 def test_an_unknown_query_id_is_a_404_in_the_envelope(agent_handler: Any, invoke: Any) -> None:
     response = invoke(agent_handler, "feedback-unknown.json")
     assert response["statusCode"] == 404

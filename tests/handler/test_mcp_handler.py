@@ -81,6 +81,20 @@ def test_answer_question_is_the_agent_contract_response(agent_handler: Any, lamb
     assert rest["sources"] and not rest["is_refusal"]
 
 
+def test_answer_question_names_its_query_id_for_feedback(agent_handler: Any, lambda_context: Any,
+                                                         invoke: Any, use_env: Any) -> None:
+    # GIVEN an MCP answer: its _meta names the question log's record, as X-Query-Id does over REST
+    answer = jsonrpc_result(_call(agent_handler, load_event("mcp-answer-question.json"), lambda_context))
+    query_id = answer["_meta"]["bookrag/query_id"]
+    # WHEN the client votes on it THEN the vote is stored
+    vote = invoke(agent_handler, "feedback-unknown.json", body={"query_id": query_id, "rating": "down"})
+    assert vote["statusCode"] == 201
+    # and with the log off there is nothing to vote on, so no id is given
+    use_env(QUESTION_LOG="off")
+    silent = jsonrpc_result(_call(agent_handler, load_event("mcp-answer-question.json"), lambda_context))
+    assert "bookrag/query_id" not in (silent.get("_meta") or {})
+
+
 def test_resources_list_the_table_of_contents_and_every_document(agent_handler: Any, lambda_context: Any) -> None:
     result = jsonrpc_result(_call(agent_handler, load_event("mcp-resources-list.json"), lambda_context))
     uris = [r["uri"] for r in result["resources"]]

@@ -110,6 +110,9 @@ def test_openapi_documents_routes_and_errors(retrieval_handler: Any, invoke: Any
     spec = body_of(invoke(retrieval_handler, "openapi.json"))
     assert "/api/retrieve" in spec["paths"] and "/api/tools/perform_retrieval" in spec["paths"]
     assert "400" in spec["paths"]["/api/retrieve"]["post"]["responses"]
+    # Every route that retrieves documents X-Retrieval-Mode, the header of a BM25-only fallback (issue 36).
+    for path in ("/api/retrieve", "/api/tools/perform_retrieval"):
+        assert "X-Retrieval-Mode" in spec["paths"][path]["post"]["responses"]["200"]["headers"]
 
 
 def test_health(retrieval_handler: Any, invoke: Any) -> None:

@@ -219,6 +219,11 @@ def test_openapi_documents_the_answer_route(client: TestClient) -> None:
     assert request["selected_text"]["anyOf"][0]["maxLength"] == 2000
     assert request["session_id"]["anyOf"][0]["pattern"] == "^ses_[A-Za-z0-9_-]{32}$"
     assert "404" in post["responses"]
+    # The headers a client reads: the answer's id for feedback, and a degraded retrieval (issue 36).
+    for path in ("/api/answer", "/api/answer/stream"):
+        headers = spec["paths"][path]["post"]["responses"]["200"]["headers"]
+        assert headers["X-Query-Id"]["schema"]["pattern"] and headers["X-Retrieval-Mode"]["schema"]["enum"] == [
+            "sparse-fallback"]
     # The contract's six fields, plus the additive span citations (issue 11).
     assert set(schemas["Source"]["properties"]) == {"chapter", "section", "source_url", "chunk_id", "source_file",
                                                     "score", "quotes"}

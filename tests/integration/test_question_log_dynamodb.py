@@ -105,6 +105,22 @@ def test_one_vote_per_known_query(monkeypatch: pytest.MonkeyPatch) -> None:
             r.at for r in log.records(0.0) if r.query_id == "q_1"))
 
 
+def test_a_thumbs_down_takes_its_comment_later_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    with moto_dynamodb(monkeypatch) as client:
+        create_question_log_table(client)
+        log = DynamoDBQuestionLog(client, QUESTION_LOG_TABLE)
+        log.write([_record("q_1")])
+        voted_at = time.time()
+        log.add_feedback(FeedbackRecord("q_1", "down", voted_at))
+        log.add_feedback(FeedbackRecord("q_1", "down", voted_at + 5, comment="the QoS part is missing"))
+        assert list(log.feedback(0.0)) == [FeedbackRecord("q_1", "down", voted_at, "the QoS part is missing")]
+        for again in (FeedbackRecord("q_1", "down", time.time(), comment="another"),
+                      FeedbackRecord("q_1", "up", time.time(), comment="turned around")):
+            with pytest.raises(FeedbackExistsError):
+                log.add_feedback(again)
+        assert list(log.feedback(0.0)) == [FeedbackRecord("q_1", "down", voted_at, "the QoS part is missing")]
+
+
 def test_an_expired_record_not_yet_deleted_is_unknown(monkeypatch: pytest.MonkeyPatch) -> None:
     with moto_dynamodb(monkeypatch) as client:
         create_question_log_table(client)

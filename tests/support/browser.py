@@ -44,6 +44,20 @@ def screenshot(page: Any, name: str) -> Path:
     return path
 
 
+def drawn_pixels(locator: Any) -> int:
+    """How many pixels of an element's box differ clearly from its most common colour (its background): an
+    icon that did not draw (a missing glyph's blank, a colour equal to its background) has next to none."""
+    from io import BytesIO
+
+    from PIL import Image
+
+    image = Image.open(BytesIO(locator.screenshot(animations="disabled"))).convert("RGB")
+    data = image.tobytes()
+    pixels = [data[i:i + 3] for i in range(0, len(data), 3)]
+    background = max(set(pixels), key=pixels.count)
+    return sum(1 for p in pixels if sum(abs(a - b) for a, b in zip(p, background, strict=True)) > 96)
+
+
 # Selects the sentence of a chapter paragraph that ends with `end`, from the paragraph's start, as a
 # reader's mouse would (a Range over the paragraph's text nodes), then releases the mouse.
 SELECT_SENTENCE = """([start, end]) => {

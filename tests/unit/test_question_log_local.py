@@ -41,6 +41,31 @@ def test_one_vote_per_known_query(tmp_path: Path) -> None:
         LocalQuestionLog(tmp_path).add_feedback(FeedbackRecord(query_id="q1", rating="down", at=time.time()))
 
 
+def test_a_thumbs_down_takes_its_comment_later_once(tmp_path: Path) -> None:
+    # The widget stores a "down" when it is clicked; a comment the reader sends afterwards joins that vote.
+    log = LocalQuestionLog(tmp_path)
+    log.write([_record("q1", time.time())])
+    voted_at = time.time()
+    log.add_feedback(FeedbackRecord(query_id="q1", rating="down", at=voted_at))
+    LocalQuestionLog(tmp_path).add_feedback(FeedbackRecord(query_id="q1", rating="down", at=voted_at + 5,
+                                                           comment="the QoS part is missing"))
+    assert list(LocalQuestionLog(tmp_path).feedback(0.0)) == [
+        FeedbackRecord(query_id="q1", rating="down", at=voted_at, comment="the QoS part is missing")]
+    for again in (FeedbackRecord(query_id="q1", rating="down", at=time.time(), comment="another"),
+                  FeedbackRecord(query_id="q1", rating="up", at=time.time())):
+        with pytest.raises(FeedbackExistsError):
+            LocalQuestionLog(tmp_path).add_feedback(again)
+
+
+def test_a_comment_never_turns_a_vote_around(tmp_path: Path) -> None:
+    log = LocalQuestionLog(tmp_path)
+    log.write([_record("q1", time.time())])
+    log.add_feedback(FeedbackRecord(query_id="q1", rating="up", at=time.time()))
+    with pytest.raises(FeedbackExistsError):
+        log.add_feedback(FeedbackRecord(query_id="q1", rating="down", at=time.time(), comment="actually bad"))
+    assert [(f.rating, f.comment) for f in log.feedback(0.0)] == [("up", None)]
+
+
 def test_a_record_written_after_the_first_vote_can_be_voted_on(tmp_path: Path) -> None:
     log = LocalQuestionLog(tmp_path)
     log.write([_record("q1", time.time())])

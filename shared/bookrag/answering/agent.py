@@ -133,6 +133,14 @@ class BookRAGAgent:
                 return event.response
         raise AssertionError("the agent's events always end with the final response")  # pragma: no cover
 
+    def context(self, query: str) -> list[SearchHit]:
+        """The chunks `run(query)` reads before its answerer writes (no conversation, no selection): a cheap
+        look at where the answer would come from (`services.suggesting`). Raises as `run` does."""
+        question = validate_query(query)
+        per_file = max(DIVERSITY_MAX_PER_FILE, self._context_size // 2) if defined_term(question) \
+            else DIVERSITY_MAX_PER_FILE
+        return book_context(self.retriever, question, top_k=self._context_size, per_file=per_file)[1]
+
     def events(self, query: str, conversation: Conversation | None = None, *,
                stream: bool = True) -> Iterator[AgentEvent]:
         """The same request as `run`, step by step: the retrieved sections (`sources`), the answer's

@@ -26,7 +26,8 @@ from bookrag.domain.keys import PUBLISHABLE, SECRET, KeyRecord
 KEY_PREFIX = "brk"
 # What a reader's page needs: answers (whole or streamed) and retrieval. Nothing that lists, writes or
 # reaches the MCP tools.
-PUBLISHABLE_PATHS = frozenset({"/api/answer", "/api/answer/stream", "/api/retrieve", "/api/feedback"})
+PUBLISHABLE_PATHS = frozenset({"/api/answer", "/api/answer/stream", "/api/retrieve", "/api/feedback",
+                               "/api/pages/suggestions"})
 
 
 MAX_KEY_CHARS = 128

@@ -99,6 +99,18 @@ class Response(BaseModel):
         self._answer_mode = "quoted"
         return self
 
+    # Not a field either (issue 36): the question log's id of this answer, for POST /api/feedback (REST: the
+    # X-Query-Id header; MCP: _meta); None when the log is off or the answer came another way.
+    _query_id: str | None = PrivateAttr(default=None)
+
+    @property
+    def query_id(self) -> str | None:
+        return self._query_id
+
+    def with_query_id(self, query_id: str | None) -> Response:
+        self._query_id = query_id
+        return self
+
 
 
 class ErrorResponse(BaseModel):

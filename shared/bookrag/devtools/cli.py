@@ -5,13 +5,16 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from bookrag.devtools import ops, report
 from bookrag.devtools.console import echo_json, fail
 from bookrag.errors import BookRAGError
+
+if TYPE_CHECKING:
+    from bookrag.services.suggesting import SuggestReport
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Answers questions about a book, only from the book.")
@@ -61,20 +64,27 @@ def ingest(
     from bookrag.config.settings import get_settings
     from bookrag.ingestion.ingestor import Ingestor
     from bookrag.services.container import container_for
+    from bookrag.services.suggesting import suggest_pages
 
     try:
         settings = get_settings()
         container = container_for(settings)
         versions = container.versions
         use_atomic = atomic if atomic is not None else versions.atomic_by_default()
+        chat = container.chat_model
         with _RichProgress() as progress:
             if use_atomic:
                 from bookrag.ingestion.versions import publish
 
-                report = publish(settings, container.embedder, versions, path, progress, title)
+                # The new version's pages get their questions before readers switch to it.
+                report = publish(settings, container.embedder, versions, path, progress, title,
+                                 before_switch=lambda store: _suggested(suggest_pages(
+                                     settings, container.embedder, store, chat)))
                 container.store.refresh()
             else:
                 report = Ingestor(settings, container.embedder, container.store, progress, title=title).run(path)
+                if report.chunks_total:
+                    _suggested(suggest_pages(settings, container.embedder, container.store, chat))
     except BookRAGError as exc:
         fail(exc, as_json)
         return
@@ -100,6 +110,12 @@ def ingest(
                       else ""))
     else:
         typer.echo(f"book version {version}")
+
+
+def _suggested(report: SuggestReport) -> None:
+    if report.pages:
+        typer.echo(f"page questions: {report.questions} for {report.with_questions} of {report.pages} pages "
+                   f"({report.asked} asked, {report.seconds:.2f} s)", err=True)
 
 
 @app.command()

@@ -102,12 +102,19 @@ def render_text(report: Report) -> str:
                      f"{_ms(route.latency)}")
     g = report.gaps
     lines += ["", f"Content gaps: {g.questions} questions ({g.distinct} distinct) in {g.clusters_total} topics",
-              f"  a gap: {g.definition}; one topic: cosine >= {g.similarity} ({g.embedder})"]
+              f"  a gap: {g.definition}; one topic: cosine >= {g.similarity} ({g.embedder})",
+              "", f"Near the book, not answered ({g.near_clusters} topics; where an answer would go):"]
     for n, c in enumerate(g.clusters, start=1):
         lines.append(f"{n:>3}. {c.count} asked ({c.refused} refused, {c.low_confidence} low confidence), "
                      f"{c.distinct} distinct")
         lines += [f"       \"{safe(q)}\"" for q in c.examples]
         lines += [f"       -> {s.title}  {s.url}  ({s.score:.2f})" for s in c.nearest_sections]
+    if not g.clusters:
+        lines.append("  none")
+    off = g.off_topic
+    if off is not None and off.below is not None:
+        lines.append(f"\nOff-topic (nearest chunk under {off.below}): {off.questions} questions in {off.clusters} "
+                     "topics" + (", e.g. " + "; ".join(f"\"{safe(q)}\"" for q in off.examples) if off.examples else ""))
     lines += ["", "Most asked sections (asked = the question's best section; cited = among its sections):"]
     lines += [f"  {s.asked:>5} asked {s.cited:>5} cited  {s.title}  {s.url}" for s in report.top_sections]
     if not report.top_sections:

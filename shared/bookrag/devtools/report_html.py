@@ -123,8 +123,14 @@ def _gaps(report: Report) -> list[str]:
     out = [f"<h2>Content gaps</h2><p>{g.questions} questions ({g.distinct} distinct) in {g.clusters_total} topics. "
            f"A gap: {escape(g.definition)}. One topic: cosine similarity &ge; {g.similarity} "
            f"({escape(g.embedder)}).</p>"]
+    off = g.off_topic
+    if off is not None and off.below is not None:
+        examples = "; ".join(escape(q) for q in off.examples)
+        out.append(f"<p>Near the book, not answered: {g.near_clusters} topics, listed below with where an answer "
+                   f"would go. Off-topic (the nearest chunk under {off.below}): {off.questions} questions in "
+                   f"{off.clusters} topics{', e.g. ' + examples if examples else ''}.</p>")
     if not g.clusters:
-        return [*out, "<p>No gaps in this window.</p>"]
+        return [*out, "<p>No gaps near the book in this window.</p>"]
     out.append(_barh([f"#{n} {c.label}" for n, c in enumerate(g.clusters, 1)], [c.count for c in g.clusters],
                      COLOURS["refused"], "gap questions", "Gap topics by number of questions"))
     out.append("<table><tr><th>#</th><th>asked</th><th>refused</th><th>questions</th>"

@@ -53,6 +53,13 @@ class FeedbackRecord:
     comment: str | None = None  # scrubbed, at most COMMENT_MAX_CHARS
 
 
+def comments_later(earlier: FeedbackRecord, later: FeedbackRecord) -> bool:
+    """Whether `later` attaches a comment to the vote `earlier` without changing it: the widget sends a
+    thumbs-down when it is given (so closing the comment box loses nothing) and its comment, if the reader
+    writes one, afterwards. A changed rating or a second comment is a second vote."""
+    return later.comment is not None and earlier.comment is None and later.rating == earlier.rating
+
+
 class QuestionLog(Protocol):
     """Where records and votes are kept: a folder of JSON lines (`bookrag serve`) or DynamoDB (Lambda)."""
 
@@ -60,8 +67,9 @@ class QuestionLog(Protocol):
         """Store a batch of records (the writer batches them off the request path)."""
 
     def add_feedback(self, feedback: FeedbackRecord) -> None:
-        """Store a vote. Raises `UnknownQueryError` for a query id the log does not hold and
-        `FeedbackExistsError` when that query already has a vote."""
+        """Store a vote, or attach its comment to the vote already stored (`comments_later`). Raises
+        `UnknownQueryError` for a query id the log does not hold and `FeedbackExistsError` when that query
+        already has a vote this one does not just comment on."""
 
     def records(self, since: float) -> Iterator[QueryRecord]:
         """Every record at or after `since` (epoch seconds), in no promised order."""

@@ -17,6 +17,7 @@ QdrantVersions` implements it with Qdrant's aliases (server, Cloud, or qdrant-cl
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -27,7 +28,7 @@ from bookrag.observability import logger
 
 if TYPE_CHECKING:
     from bookrag.adapters.embedders import CachedEmbedder
-    from bookrag.adapters.store.port import VersionedCollections
+    from bookrag.adapters.store.port import BookStore, VersionedCollections
     from bookrag.config.settings import Settings
     from bookrag.domain.book_version import BookVersion
 
@@ -40,17 +41,20 @@ class VersionInfo:
 
 
 def publish(settings: Settings, embedder: CachedEmbedder, collections: VersionedCollections, root: Path,
-            progress: Progress | None = None, title: str = "") -> IngestReport:
-    """Ingest `root` as a new version and switch readers to it. Raises `DocumentError` when the folder
+            progress: Progress | None = None, title: str = "",
+            before_switch: Callable[[BookStore], None] | None = None) -> IngestReport:
+    """Ingest `root` as a new version and switch readers to it; `before_switch` completes the new version
+    first (the questions its pages answer, `services.suggesting`). Raises `DocumentError` when the folder
     holds no readable document (a wrong path must not publish an empty book), and `StoreError`s."""
     if not root.is_dir():
         raise DocumentError(f"Not a folder: {root.name}")
     with collections.exclusive():
-        return _publish(settings, embedder, collections, root, progress, title)
+        return _publish(settings, embedder, collections, root, progress, title, before_switch)
 
 
 def _publish(settings: Settings, embedder: CachedEmbedder, collections: VersionedCollections, root: Path,
-             progress: Progress | None, title: str) -> IngestReport:
+             progress: Progress | None, title: str, before_switch: Callable[[BookStore], None] | None
+             ) -> IngestReport:
     report = IngestReport()
     live = collections.live()
     plain = live is None and collections.is_plain_collection()
@@ -77,6 +81,8 @@ def _publish(settings: Settings, embedder: CachedEmbedder, collections: Versione
         Ingestor(settings, embedder, target, progress, seed=None if prepared else seed).ingest(files, report, version)
         if prepared:
             report.chunks_copied = report.chunks_total - report.chunks_embedded
+        if before_switch is not None:
+            before_switch(target)
     except BaseException:
         _drop_quietly(collections, name)  # the live book was never touched
         raise

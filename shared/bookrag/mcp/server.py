@@ -53,6 +53,8 @@ BOOK_VERSION_META = "bookrag/book_version"
 ANSWER_MODE_META = "bookrag/answer_mode"
 EDITION_META = "bookrag/edition"  # `locale/version` of a site's book (the X-Book-Edition header's value)
 EDITION_FALLBACK_META = "bookrag/edition_fallback"
+# answer_question's id in the question log (issue 36): the `query_id` of POST /api/feedback; absent when the log is off.
+QUERY_ID_META = "bookrag/query_id"
 
 
 def served_tools(tool_set: ToolSet) -> tuple[Tool, ...]:
@@ -112,6 +114,8 @@ def call_tool_sync(tool: Tool, arguments: dict[str, Any]) -> types.CallToolResul
             meta[EDITION_FALLBACK_META] = ",".join(found.fallbacks)
     if getattr(result, "answer_mode", "") == "quoted":
         meta[ANSWER_MODE_META] = "quoted"
+    if query_id := getattr(result, "query_id", None):
+        meta[QUERY_ID_META] = query_id
     return types.CallToolResult(content=_as_text(data), structured_content=data, _meta=meta or None)
 
 

@@ -44,7 +44,7 @@ from bookrag.errors import ConfigError, EmbeddingError, InvalidInputError
 from bookrag.observability import record_fallback
 from bookrag.retrieval.ranking import diversify, monotone_scores
 from bookrag.retrieval.rerank import RelevanceModel, rerank
-from bookrag.text.bm25 import BM25Encoder, term_id, tokenize
+from bookrag.text.bm25 import STOP_WORDS, BM25Encoder, term_id, tokenize
 from bookrag.text.facets import facet_stems
 from bookrag.text.overlap import carried_over, joined
 
@@ -270,6 +270,22 @@ class Retriever:
         """True when the book contains the stemmed `term` anywhere: its sparse index holds every term."""
         zero = np.zeros(self.embedder.dimension, dtype=np.float32)
         return bool(self.store.search(zero, SparseVector([term_id(term)], [1.0]), mode="sparse", limit=1))
+
+    def best_cosines(self, vectors: np.ndarray) -> list[float]:
+        """Each row's cosine with its nearest chunk of the book (dense search, one hit; 0.0 for an empty book):
+        how near a question is to anything the book says, whatever the book answers. Raises `StoreError`s
+        and `EmbedderMismatchError` as `search` does."""
+        self.store.check_embedder(self.embedder.name, self.embedder.dimension)
+        empty = SparseVector([], [])
+        return [max((h.cosine for h in self.store.search(np.asarray(row, dtype=np.float32), empty, mode="dense",
+                                                        limit=1)), default=0.0) for row in vectors]
+
+    def book_words(self, text: str) -> frozenset[str]:
+        """The words of `text` the book itself uses (four letters or more, not stop words): its names and
+        terms, which a question keeps in any language ("Isaac Sim", "Windows")."""
+        vocabulary = self.vocabulary()
+        return frozenset(w for w in (m.lower() for m in _VOCABULARY_WORD.findall(text))
+                         if w in vocabulary and w not in STOP_WORDS)
 
     def embed_query(self, text: str) -> np.ndarray:
         return self.embedder.embed_query(text)

@@ -26,7 +26,7 @@ from bookrag.domain.keys import ANONYMOUS
 from bookrag.domain.query import CONVERSATION
 from bookrag.errors import BookRAGError, InvalidInputError, SessionNotFoundError
 from bookrag.observability import record_refusal
-from bookrag.services.question_log import Entry
+from bookrag.services.question_log import Entry, logging_on
 from bookrag.services.tools import Tool, register
 
 if TYPE_CHECKING:
@@ -153,7 +153,10 @@ class _Turn:
 
 
 def _answer_question(container: Container, request: AnswerRequest) -> Response:
-    return answer_recorded(container, request, Entry("mcp_answer", request.query, CALLER.get()))
+    entry = Entry("mcp_answer", request.query, CALLER.get())
+    response = answer_recorded(container, request, entry)
+    # An MCP client votes on it with POST /api/feedback, as the widget does with X-Query-Id.
+    return response.with_query_id(entry.query_id if logging_on(container) else None)
 
 
 # The MCP form of POST /api/answer (which is its REST route, so it has no tool route of its own).

@@ -59,10 +59,12 @@ def create_app(kind: AppKind = "all") -> FastAPI:
     if kind in ("agent", "all"):
         from bookrag.web.routes.agent import router as agent_router
         from bookrag.web.routes.feedback import router as feedback_router
+        from bookrag.web.routes.pages import router as pages_router
         from bookrag.web.routes.widget import router as widget_router
 
         app.include_router(agent_router)
         app.include_router(feedback_router)
+        app.include_router(pages_router)
         app.include_router(widget_router)
         _mount_mcp(app, "all")
     return app

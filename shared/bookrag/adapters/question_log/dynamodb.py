@@ -3,8 +3,9 @@
 One item per query, partition key `query_id`: the record's fields (`sections` as JSON), `expires_at` (epoch
 seconds, the table's TTL attribute: DynamoDB deletes an item within days of it, so reads check it too), and,
 once a reader votes, `rating`, `feedback_at` and `comment` on the same item. A vote is one conditional
-UpdateItem (`attribute_exists(query_id) AND attribute_not_exists(rating)`): one vote per query with no read
-first and no race between two votes (an item past its expiry that DynamoDB has not deleted yet counts as
+UpdateItem (`attribute_exists(query_id) AND attribute_not_exists(rating)`, or, for a comment attached to the
+same rating later, `attribute_not_exists(comment)`): one vote per query with no read first and no race
+between two votes (an item past its expiry that DynamoDB has not deleted yet counts as
 gone); when the condition fails, the item DynamoDB returns with the failure
 tells an unknown query (no item) from a second vote.
 
@@ -86,14 +87,17 @@ class DynamoDBQuestionLog:
         now = time.time()
         values: dict[str, Any] = {":rating": {"S": feedback.rating}, ":at": {"N": repr(feedback.at)},
                                   ":now": {"N": str(int(now))}}
-        update = "SET rating = :rating, feedback_at = :at"
+        # The vote's time is its first one: a comment attached later (`domain.question_log.comments_later`) keeps it.
+        update = "SET rating = :rating, feedback_at = if_not_exists(feedback_at, :at)"
+        unvoted = "attribute_not_exists(rating)"
         if feedback.comment is not None:
             values[":comment"] = {"S": feedback.comment}
             update += ", #c = :comment"
+            unvoted = "(attribute_not_exists(rating) OR (rating = :rating AND attribute_not_exists(#c)))"
         try:
             self._client.update_item(
                 TableName=self._table, Key={"query_id": {"S": feedback.query_id}}, UpdateExpression=update,
-                ConditionExpression="attribute_exists(query_id) AND attribute_not_exists(rating) AND expires_at > :now",
+                ConditionExpression=f"attribute_exists(query_id) AND {unvoted} AND expires_at > :now",
                 ExpressionAttributeValues=values, ReturnValuesOnConditionCheckFailure="ALL_OLD",
                 **({"ExpressionAttributeNames": {"#c": "comment"}} if feedback.comment is not None else {}))
         except ClientError as exc:

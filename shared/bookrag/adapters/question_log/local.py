@@ -13,11 +13,11 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
-from bookrag.domain.question_log import FeedbackRecord, LoggedSection, QueryRecord
+from bookrag.domain.question_log import FeedbackRecord, LoggedSection, QueryRecord, comments_later
 from bookrag.errors import FeedbackExistsError, QuestionLogError, UnknownQueryError
 
 QUESTIONS = "questions.jsonl"
@@ -53,7 +53,7 @@ class LocalQuestionLog:
         self.retention_s = retention_days * 86_400.0
         self._lock = threading.Lock()
         self._known: set[str] | None = None  # query ids, read once on the first vote
-        self._voted: set[str] | None = None
+        self._voted: dict[str, FeedbackRecord] | None = None
 
     def write(self, records: list[QueryRecord]) -> None:
         if not records:
@@ -69,19 +69,27 @@ class LocalQuestionLog:
         with self._lock:
             if self._known is None or self._voted is None:
                 self._known = {r.query_id for r in self.records(0.0)}
-                self._voted = {f.query_id for f in self.feedback(0.0)}
+                self._voted = {f.query_id: f for f in self.feedback(0.0)}
             if feedback.query_id not in self._known:
                 raise UnknownQueryError()
-            if feedback.query_id in self._voted:
-                raise FeedbackExistsError()
+            earlier = self._voted.get(feedback.query_id)
+            if earlier is not None:
+                if not comments_later(earlier, feedback):
+                    raise FeedbackExistsError()
+                # The vote keeps its time; the later line carries the comment and replaces it on reading.
+                feedback = replace(earlier, comment=feedback.comment)
             self._append(FEEDBACK, json.dumps(asdict(feedback), ensure_ascii=False, separators=(",", ":")) + "\n")
-            self._voted.add(feedback.query_id)
+            self._voted[feedback.query_id] = feedback
 
     def records(self, since: float) -> Iterator[QueryRecord]:
         return self._read(QUESTIONS, since, record_from_dict)
 
     def feedback(self, since: float) -> Iterator[FeedbackRecord]:
-        return self._read(FEEDBACK, since, feedback_from_dict)
+        # One vote per query: a comment attached later is a second line for the same query id.
+        votes: dict[str, FeedbackRecord] = {}
+        for vote in self._read(FEEDBACK, since, feedback_from_dict):
+            votes[vote.query_id] = vote
+        return iter(votes.values())
 
     def _append(self, name: str, text: str) -> None:
         try:

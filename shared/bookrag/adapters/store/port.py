@@ -27,6 +27,11 @@ SearchMode = Literal["hybrid", "dense", "sparse"]
 Fusion = Literal["rrf", "dbsf"]
 
 
+# Not a chunk's field: the questions its page answers, set on the page's chunks once they are all stored
+# (`services.suggesting`); absent until then, [] for a page that answers none of its candidates.
+SUGGESTIONS_FIELD = "page_suggestions"
+
+
 class BookStore(Protocol):
     """One collection of chunks. Reads are thread-safe; one ingest writes at a time."""
 
@@ -70,6 +75,11 @@ class BookStore(Protocol):
         ...
 
     def set_page_number(self, source_file: str, page_number: int) -> None: ...
+
+    def set_page_suggestions(self, source_file: str, questions: Sequence[str]) -> None:
+        """Store the questions a page answers (`services.suggesting`) on every chunk of the page, so they
+        belong to this book version and a re-embedded page drops them (payload key `page_suggestions`)."""
+        ...
 
     def finish_ingest(self) -> None:
         """Called once at the end of an ingest: leave the index compact, searchable and on disk."""

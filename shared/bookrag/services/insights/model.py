@@ -73,6 +73,17 @@ class GapCluster:
     low_confidence: int
     examples: tuple[str, ...]  # up to three distinct questions, most asked first
     nearest_sections: tuple[NearSection, ...]  # where an answer would go; empty if the book was unreachable
+    book_similarity: float | None = None  # the label's nearest chunk (cosine): how near the book it is
+
+
+@dataclass(frozen=True, slots=True)
+class OffTopic:
+    """Gap clusters far from everything the book says: counted for the owner, never listed as gaps."""
+
+    below: float | None  # a cluster is off-topic when its label's nearest chunk is under this; None: not split
+    questions: int  # gap records in off-topic clusters
+    clusters: int
+    examples: tuple[str, ...]  # the largest off-topic clusters' labels, up to three
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +95,9 @@ class Gaps:
     questions: int  # gap records
     distinct: int
     clusters_total: int
-    clusters: tuple[GapCluster, ...]  # the largest first, at most the report's limit
+    clusters: tuple[GapCluster, ...]  # near the book, not answered: the largest first, at most the report's limit
+    near_clusters: int = 0  # clusters near the book (those `clusters` lists first)
+    off_topic: OffTopic | None = None  # the rest, counted
 
 
 @dataclass(frozen=True, slots=True)

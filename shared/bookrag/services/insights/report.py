@@ -1,6 +1,7 @@
 """The owner's report, built from the question log the settings name (through the container): read the
-records and votes of the window, count, cluster the gaps with the embedder in use, and search the book
-for each large cluster's central question."""
+records and votes of the window, count, cluster the gaps with the embedder in use, split the clusters into
+near the book (the author's to-do list) and off-topic (counted) by their nearest chunk, and search the book
+for each listed cluster's central question."""
 
 from __future__ import annotations
 
@@ -8,20 +9,25 @@ import time
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from bookrag.adapters.question_log.vectors import QuestionVectors
 from bookrag.domain.question_log import QueryRecord
 from bookrag.errors import BookRAGError, ConfigError
 from bookrag.retrieval.retriever import SearchOptions, default_threshold
 from bookrag.services.insights import aggregate
 from bookrag.services.insights.gaps import (
+    ACROSS_LANGUAGES,
     LOW_CONFIDENCE_MARGIN,
+    OFF_TOPIC_BELOW,
     SIMILARITY,
     Cluster,
     cluster_gaps,
     distinct_questions,
     is_gap,
+    merge_across_languages,
 )
-from bookrag.services.insights.model import GapCluster, Gaps, NearSection, Report
+from bookrag.services.insights.model import GapCluster, Gaps, NearSection, OffTopic, Report
 
 if TYPE_CHECKING:
     from bookrag.services.container import Container
@@ -61,22 +67,30 @@ def build_report(container: Container, since: float, *, now: float | None = None
 def _gaps(container: Container, records: list[QueryRecord], limit: int) -> tuple[Gaps, list[str]]:
     settings = container.settings
     below = round(default_threshold(settings, "agent") + LOW_CONFIDENCE_MARGIN, 4)
-    similarity = SIMILARITY[settings.resolved_embedding_provider]
+    provider = settings.resolved_embedding_provider
+    similarity = SIMILARITY[provider]
     gap_records = [r for r in records if is_gap(r, below)]
     questions = distinct_questions(gap_records)
     embedder = container.embedder
     notes: list[str] = []
     clusters: list[Cluster] = []
+    embedded: dict[str, np.ndarray] = {}
     if questions:
         vectors = QuestionVectors(settings.question_log_path, embedder.name, embedder.dimension)
+
+        def embed(texts: list[str]) -> np.ndarray:
+            rows = vectors.embed(texts, embedder.embed_documents)
+            embedded.update(zip(texts, rows, strict=True))
+            return rows
+
         try:
-            clusters = cluster_gaps(questions, lambda texts: vectors.embed(texts, embedder.embed_documents),
-                                    similarity)
+            clusters = cluster_gaps(questions, embed, similarity)
         except BookRAGError as exc:
             notes.append(f"gap questions were not clustered: the embedder failed ({exc.code})")
+    near, off, cosine = _split(container, clusters, embedded, OFF_TOPIC_BELOW[provider], notes)
     shown = []
     searchable = True
-    for c in clusters[:limit]:
+    for c in near[:limit]:
         nearest: tuple[NearSection, ...] = ()
         if searchable:
             try:
@@ -86,12 +100,38 @@ def _gaps(container: Container, records: list[QueryRecord], limit: int) -> tuple
                 notes.append(f"nearest sections left out: the book's index could not be searched ({exc.code})")
         shown.append(GapCluster(label=c.centre.text, count=c.count, distinct=len(c.members), refused=c.refused,
                                 low_confidence=c.count - c.refused, examples=c.examples(),
-                                nearest_sections=nearest))
+                                nearest_sections=nearest, book_similarity=cosine.get(c.centre.text)))
     definition = (f"refused, or answered with the best chunk's similarity under {below} (the agent's threshold "
                   f"+ {LOW_CONFIDENCE_MARGIN})")
+    off_topic = OffTopic(below=OFF_TOPIC_BELOW[provider], questions=sum(c.count for c in off), clusters=len(off),
+                         examples=tuple(c.centre.text for c in off[:3]))
     return Gaps(definition=definition, low_confidence_below=below, similarity=similarity, embedder=embedder.name,
-                questions=len(gap_records), distinct=len(questions), clusters_total=len(clusters),
-                clusters=tuple(shown)), notes
+                questions=len(gap_records), distinct=len(questions), clusters_total=len(near) + len(off),
+                clusters=tuple(shown), near_clusters=len(near), off_topic=off_topic), notes
+
+
+def _split(container: Container, clusters: list[Cluster], embedded: dict[str, np.ndarray], off_below: float | None,
+           notes: list[str]) -> tuple[list[Cluster], list[Cluster], dict[str, float]]:
+    """The clusters near the book (one per gap, its phrasings in any language joined) and the off-topic ones,
+    each largest first, and each label's nearest chunk's cosine. Near or not is the store's own evidence: a
+    question whose nearest chunk is under `off_below` is about nothing the book says."""
+    if not clusters:
+        return [], [], {}
+    retriever = container.retriever
+    try:
+        found = retriever.best_cosines(np.stack([embedded[c.centre.text] for c in clusters]))
+        cosine = {c.centre.text: round(x, 4) for c, x in zip(clusters, found, strict=True)}
+        near: list[Cluster] = []
+        off: list[Cluster] = []
+        for c in clusters:
+            (near if off_below is None or cosine[c.centre.text] >= off_below else off).append(c)
+        joined = merge_across_languages(near, retriever.book_words, embedded.__getitem__,
+                                        ACROSS_LANGUAGES[container.settings.resolved_embedding_provider])
+        return joined, off, cosine
+    except BookRAGError as exc:
+        notes.append(f"gaps not split into near the book and off-topic: the book's index could not be searched "
+                     f"({exc.code})")
+        return clusters, [], {}
 
 
 def _nearest(container: Container, question: str) -> tuple[NearSection, ...]:

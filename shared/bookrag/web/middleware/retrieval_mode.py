@@ -5,10 +5,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from bookrag.domain.retrieval_mode import HEADER, request_mode
+from bookrag.domain.retrieval_mode import HEADER, SPARSE_FALLBACK, request_mode
 from bookrag.web.middleware.stamp import stamping
 
 _HEADER = HEADER.lower().encode()
+
+# The header as the OpenAPI document shows it on every route that retrieves (its routes add it to their 200).
+DOCUMENTED: dict[str, Any] = {HEADER: {
+    "description": "`sparse-fallback` when the query could not be embedded and BM25 alone retrieved (the embedder "
+                   "timed out, was rate limited or failed); absent on a normal response",
+    "schema": {"type": "string", "enum": [SPARSE_FALLBACK]}}}
 
 
 class RetrievalModeHeader:

@@ -16,6 +16,7 @@ from bookrag.services.container import Container, current
 from bookrag.services.editions import annotate, edition_headers, scoped_steps
 from bookrag.services.question_log import HEADER, Entry, logging_on
 from bookrag.web.middleware.api_key import caller
+from bookrag.web.middleware.retrieval_mode import DOCUMENTED as RETRIEVAL_MODE
 from bookrag.web.sse import event_stream
 
 router = APIRouter(prefix="/api")
@@ -34,7 +35,7 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 
 _QUERY_ID: dict[str, Any] = {HEADER: {
     "description": "This answer's id in the question log, for `POST /api/feedback` (absent when the log is off)",
-    "schema": {"type": "string", "pattern": QUERY_ID_PATTERN}}}
+    "schema": {"type": "string", "pattern": QUERY_ID_PATTERN}}, **RETRIEVAL_MODE}
 
 
 # Fields that are None are left out: without a conversation the body is exactly the contract's Response.

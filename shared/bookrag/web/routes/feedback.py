@@ -21,7 +21,8 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
                                              "INVALID_REQUEST (an unknown field)"},
     404: {"model": ErrorBody, "description": "QUERY_NOT_FOUND: no answer with this id (never given, expired, or "
                                              "the question log is off)"},
-    409: {"model": ErrorBody, "description": "FEEDBACK_EXISTS: this answer already has its vote"},
+    409: {"model": ErrorBody, "description": "FEEDBACK_EXISTS: this answer already has its vote (a comment may "
+                                             "join a vote of the same rating that has none, once)"},
     503: {"model": ErrorBody, "description": "QUESTION_LOG_UNAVAILABLE: the vote could not be stored; retry"},
 }
 
@@ -29,6 +30,7 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 @router.post("/feedback", response_model=FeedbackResponse, status_code=201, responses=_ERRORS, tags=["feedback"])
 def feedback(body: FeedbackRequest) -> FeedbackResponse:
     """Vote on an answer: `query_id` is its `X-Query-Id` header. One vote per answer; a short comment may
-    say what was wrong (e-mail addresses, phone numbers and secrets are removed before it is kept)."""
+    say what was wrong (e-mail addresses, phone numbers and secrets are removed before it is kept), sent
+    with the vote or once afterwards with the same rating."""
     add_feedback(current(), body.query_id, body.rating, body.comment)
     return FeedbackResponse(query_id=body.query_id, rating=body.rating)

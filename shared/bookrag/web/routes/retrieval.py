@@ -20,6 +20,7 @@ from bookrag.services.operations import rest_retrieve
 from bookrag.services.question_log import Entry
 from bookrag.services.tools import Tool, registered
 from bookrag.web.middleware.api_key import caller
+from bookrag.web.middleware.retrieval_mode import DOCUMENTED as RETRIEVAL_MODE
 
 
 def retrieve(body: RetrieveRequest, request: Request, http: Response) -> dict[str, Any]:
@@ -67,12 +68,14 @@ def _endpoint(tool: Tool) -> Callable[..., BaseModel | dict[str, Any]]:
 def build_router() -> APIRouter:
     """The routes, with the tools registered now (in registration order, after /api/retrieve)."""
     router = APIRouter()
+    documented: dict[int | str, dict[str, Any]] = {200: {"headers": RETRIEVAL_MODE}}
     router.add_api_route("/api/retrieve", retrieve, methods=["POST"], response_model=RetrieveResponse,
-                         tags=["retrieval"])
+                         responses=documented, tags=["retrieval"])
     for tool in registered():
         if tool.rest_path is not None:
             router.add_api_route(tool.rest_path, _endpoint(tool), methods=["POST"], name=tool.name,
                                  description=tool.rest_doc, response_model=tool.response,
-                                 response_model_exclude_none=tool.exclude_none, tags=["tools"])
+                                 response_model_exclude_none=tool.exclude_none, responses=documented,
+                                 tags=["tools"])
     router.add_api_route("/api/tools", list_tools, methods=["GET"], tags=["tools"])
     return router

@@ -1,22 +1,18 @@
 """The embedded store: Qdrant Edge, Qdrant's own Rust engine in-process, on a folder (`QDRANT_PATH`).
 
-Under `QDRANT_PATH/edge/` (`files`): `<collection>/` is the book as an incremental (in-place) ingest keeps
-it, the default; its sidecar is written before the shard is created, so a shard never exists without it.
-`<collection>__v<time>_<hash>/` are book versions, built by `bookrag ingest --atomic` (`versions`), and
-`<collection>.live` names the live one; once it exists readers follow it and never read `<collection>/`.
+Under `QDRANT_PATH/edge/` (`files`): `<collection>/` is the book as an incremental (in-place) ingest keeps it, the
+default (its sidecar written before the shard, so a shard never exists without it); `<collection>__v<time>_<hash>/`
+are book versions (`bookrag ingest --atomic`, `versions`), and `<collection>.live` names the live one; once it
+exists readers follow it and never read `<collection>/`.
 
-Every `EdgeStore` of a process shares the process's handle on a shard (`shards`). A request reads one
-version from start to end: inside `domain.book_version.one_version` the first call pins the version and
-leases its handle until the request ends.
-
-Crash safety comes from the shard's write-ahead log: every update is logged before it is applied, a
-process killed mid-ingest reopens with everything logged so far, and the ingest's manifest (file hashes
-in the payloads) sees the half-written files and redoes them. `finish_ingest` optimises (merges segments,
-builds HNSW above the indexing threshold) and flushes. A version killed while it was built is never
-pointed at, and the next atomic ingest deletes it.
-
-A folder written by an earlier bookrag (qdrant-client's local mode: `meta.json`, `collection/`) is
-refused with `StaleStoreError` ("re-ingest"); an ingest into the same folder builds the shard beside it.
+Every `EdgeStore` of a process shares the process's handle on a shard (`shards`). A request reads one version from
+start to end: inside `domain.book_version.one_version` the first call pins it and leases its handle. Crash safety
+comes from the shard's write-ahead log: every update is logged before it is applied, a process killed mid-ingest
+reopens with everything logged so far, and the ingest's manifest (file hashes in the payloads) sees the half-written
+files and redoes them. `finish_ingest` optimises (merges segments, builds HNSW above the indexing threshold) and
+flushes. A version killed while it was built is never pointed at, and the next atomic ingest deletes it. A folder of
+an earlier bookrag (qdrant-client's local mode) is refused with `StaleStoreError` ("re-ingest"); an ingest builds the
+shard beside it.
 """
 
 from __future__ import annotations
@@ -50,6 +46,7 @@ from bookrag.adapters.store.edge.shards import (
 )
 from bookrag.adapters.store.port import (
     MANIFEST_FIELDS,
+    SUGGESTIONS_FIELD,
     BookStore,
     Fusion,
     SearchMode,
@@ -300,10 +297,15 @@ class EdgeStore:
         self._write(lambda s: s.update(qe.UpdateOperation.delete_points_by_filter(qe.Filter(must=must))))
 
     def set_page_number(self, source_file: str, page_number: int) -> None:
-        import qdrant_edge as qe
+        self._set_on_file(source_file, {"page_number": page_number})
 
+    def set_page_suggestions(self, source_file: str, questions: Sequence[str]) -> None:
+        self._set_on_file(source_file, {SUGGESTIONS_FIELD: list(questions)})
+
+    def _set_on_file(self, source_file: str, payload: dict[str, Any]) -> None:
+        import qdrant_edge as qe
         flt = qe.Filter(must=[_match("source_file", source_file)])
-        self._write(lambda s: s.update(qe.UpdateOperation.set_payload_by_filter(flt, {"page_number": page_number})))
+        self._write(lambda s: s.update(qe.UpdateOperation.set_payload_by_filter(flt, payload)))
 
     def finish_ingest(self) -> None:
         """Optimise (merge segments, build HNSW where a segment is large enough) and flush, when this

@@ -20,6 +20,7 @@ from bookrag import errors
 from bookrag.adapters.retrying import call_with_retries
 from bookrag.adapters.store.port import (
     MANIFEST_FIELDS,
+    SUGGESTIONS_FIELD,
     BookStore,
     Fusion,
     SearchMode,
@@ -260,6 +261,13 @@ class VectorStore:
         flt = qm.Filter(must=[qm.FieldCondition(key="source_file", match=qm.MatchValue(value=source_file))])
         self._write(lambda: self.client.set_payload(
             self.collection, payload={"page_number": page_number}, points=flt, wait=True))
+
+    def set_page_suggestions(self, source_file: str, questions: Sequence[str]) -> None:
+        from qdrant_client import models as qm
+
+        flt = qm.Filter(must=[qm.FieldCondition(key="source_file", match=qm.MatchValue(value=source_file))])
+        self._write(lambda: self.client.set_payload(
+            self.collection, payload={SUGGESTIONS_FIELD: list(questions)}, points=flt, wait=True))
 
     # -- reads ------------------------------------------------------------------------------
 

@@ -1,8 +1,10 @@
 /*! bookrag "Ask the book" widget, v1. No framework, no build step.
  * <script src="https://API/widget/v1/bookrag.js" data-book="My Book" defer></script>; the data-* attributes
  * (api, stream-api, position, avoid, book, key, page-url, locale, version) are in the README, "The widget".
- * Nothing is requested (not even the stylesheet) until the reader opens the panel or asks about a selection.
- * Thumbs up/down under an answer post the vote to data-api's /api/feedback (its X-Query-Id, the same key).
+ * Nothing is requested (not even the stylesheet) until the reader opens the panel or asks about a selection; the
+ * first opening also asks data-api's /api/pages/suggestions for the questions this page answers (shown as buttons).
+ * Thumbs up/down under an answer post the vote to data-api's /api/feedback (its X-Query-Id, the same key); a
+ * thumbs-down is sent when clicked, its optional comment afterwards.
  */
 (function () {
   "use strict";
@@ -117,6 +119,30 @@
     flush();
   }
 
+  // Icons as inline SVG drawn in currentColor: an emoji needs a colour-emoji font, which Debian's chromium
+  // (and many Linux desktops) lack, so the thumbs rendered as empty boxes; an SVG draws the same everywhere
+  // and follows the theme's text colour in dark mode. Paths from Feather icons (MIT), 24x24, stroked.
+  var ICONS = {
+    up: "M14 9V5a3 3 0 0 0-3-3l-4 9v11h11.28a2 2 0 0 0 2-1.7l1.38-9a2 2 0 0 0-2-2.3zM7 22H4a2 2 0 0 1-2-2v-7a2 2 0 0 1 2-2h3",
+    down: "M10 15v4a3 3 0 0 0 3 3l4-9V2H5.72a2 2 0 0 0-2 1.7l-1.38 9a2 2 0 0 0 2 2.3zm7-13h2.67A2.31 2.31 0 0 1 22 4v7a2.31 2.31 0 0 1-2.33 2H17",
+    book: "M2 3h6a4 4 0 0 1 4 4v14a3 3 0 0 0-3-3H2zM22 3h-6a4 4 0 0 0-4 4v14a3 3 0 0 1 3-3h7z",
+    close: "M18 6 6 18M6 6l12 12"
+  };
+  // Decorative: the button around it carries the accessible name (its aria-label or its text). Sized by its
+  // attributes, so it draws right before the stylesheet loads (the launcher is shown without it).
+  function icon(name, size) {
+    var NS = "http://www.w3.org/2000/svg";
+    var svg = document.createElementNS(NS, "svg");
+    var attrs = { viewBox: "0 0 24 24", width: String(size), height: String(size), fill: "none", stroke: "currentColor",
+      "stroke-width": "2", "stroke-linecap": "round", "stroke-linejoin": "round", "aria-hidden": "true",
+      focusable: "false", "class": "bookrag-icon", "data-icon": name };
+    for (var a in attrs) svg.setAttribute(a, attrs[a]);
+    var path = document.createElementNS(NS, "path");
+    path.setAttribute("d", ICONS[name]);
+    svg.appendChild(path);
+    return svg;
+  }
+
   function link(src) {
     return src.quotes && src.quotes.length ? src.quotes[0].fragment_url : src.source_url;
   }
@@ -137,10 +163,12 @@
 
   // --- the launcher and the selection button: styled inline, so nothing loads before they are used
   var launcher = el("button", { type: "button", "class": "bookrag-launcher", "aria-haspopup": "dialog",
-    "aria-expanded": "false", "aria-controls": "bookrag-panel", "data-testid": "bookrag-open" }, "Ask the book");
+    "aria-expanded": "false", "aria-controls": "bookrag-panel", "data-testid": "bookrag-open" });
+  launcher.appendChild(icon("book", 18));
+  launcher.appendChild(document.createTextNode("Ask the book"));  // its accessible name
   launcher.style.cssText = "position:fixed;" + (LEFT ? "left" : "right") + ":20px;bottom:20px;z-index:2147483000;padding:10px 16px;" +
     "border-radius:999px;border:0;background:#2e6bd6;color:#fff;font:600 15px/1.2 system-ui,sans-serif;" +
-    "cursor:pointer;box-shadow:0 2px 10px rgba(0,0,0,.25)";
+    "cursor:pointer;box-shadow:0 2px 10px rgba(0,0,0,.25);display:inline-flex;align-items:center;gap:8px";
   var askSel = el("button", { type: "button", "class": "bookrag-ask-selection", "data-testid": "bookrag-ask-selection",
     "aria-label": "Ask the book about the selected text", hidden: "" }, "Ask about this");
   askSel.style.cssText = "position:absolute;z-index:2147483001;padding:6px 10px;border-radius:6px;border:0;" +
@@ -204,7 +232,7 @@
   document.body.appendChild(askSel);
 
   var panel = null, log, form, input, send, chip, status;
-  var history = [], pending = null, busy = false, cssReady = null;
+  var history = [], pending = null, busy = false, cssReady = null, suggestions = null;
 
   function loadCss() {
     if (cssReady) return cssReady;
@@ -222,8 +250,11 @@
     var head = el("header", { "class": "bookrag-head" });
     head.appendChild(el("h2", { id: "bookrag-title" }, "Ask " + BOOK));
     var reset = el("button", { type: "button", "class": "bookrag-small", "aria-label": "Start a new conversation" }, "New");
-    var close = el("button", { type: "button", "class": "bookrag-small", "aria-label": "Close the book assistant" }, "×");
-    reset.addEventListener("click", function () { history = []; log.textContent = ""; setPending(null); input.focus(); });
+    var close = el("button", { type: "button", "class": "bookrag-small bookrag-close", "aria-label": "Close the book assistant" });
+    close.appendChild(icon("close", 14));
+    reset.addEventListener("click", function () {
+      history = []; log.textContent = ""; setPending(null); showSuggestions(); input.focus();
+    });
     close.addEventListener("click", closePanel);
     head.appendChild(reset);
     head.appendChild(close);
@@ -254,12 +285,50 @@
   }
 
   function openPanel() {
+    var asked = fetchSuggestions();  // with the stylesheet, not after it
     return loadCss().then(function () {
       if (!panel) buildPanel();
       panel.hidden = false;
       launcher.setAttribute("aria-expanded", "true");
       launcher.hidden = true;
       input.focus();
+      asked.then(showSuggestions);
+    });
+  }
+
+  // --- questions this page answers (found when the book was ingested, each answered from this page): fetched
+  // once, on the panel's first opening, and shown while the conversation is empty. They sit in the log, which
+  // has its size already, so nothing else in the panel moves when they arrive.
+  function fetchSuggestions() {
+    if (suggestions) return suggestions;
+    var page = (ds.pageUrl || location.href.split("#")[0]).slice(0, 2000);
+    var h = KEY ? { "X-API-Key": KEY } : {};
+    suggestions = fetch(API + "/api/pages/suggestions?url=" + encodeURIComponent(page), { headers: h, mode: "cors",
+      credentials: "omit" }).then(function (res) { return res.ok ? res.json() : null; })
+      .then(function (body) { return body && body.suggestions ? body.suggestions.slice(0, 3) : []; },
+        function () { return []; });  // no suggestions is the panel as it was: the reader can still ask
+    return suggestions;
+  }
+
+  function showSuggestions() {
+    if (!suggestions) return;
+    suggestions.then(function (questions) {
+      if (!questions.length || log.childNodes.length || busy) return;
+      var box = el("div", { "class": "bookrag-suggestions", role: "group", "aria-label": "Questions this page answers",
+        "data-testid": "bookrag-suggestions" });
+      box.appendChild(el("p", { "class": "bookrag-suggestions-title" }, "This page answers:"));
+      questions.forEach(function (question) {
+        var b = box.appendChild(el("button", { type: "button", "class": "bookrag-suggestion",
+          "data-testid": "bookrag-suggestion" }, question));
+        b.addEventListener("click", function () {
+          if (busy) return;
+          box.remove();
+          setPending(null);  // the page's question, not one about a selection
+          input.value = question;
+          submit();
+        });
+      });
+      log.appendChild(box);
     });
   }
 
@@ -353,6 +422,8 @@
   }
 
   function turnNode(question) {
+    var offered = log.querySelector(".bookrag-suggestions");
+    if (offered) offered.remove();  // asking something else: the conversation takes the log
     var turn = el("article", { "class": "bookrag-turn", "aria-label": "Question and answer" });
     if (question) turn.appendChild(el("p", { "class": "bookrag-question" }, question));
     log.appendChild(turn);
@@ -499,24 +570,28 @@
   // --- feedback: one vote per answer. Fixed sizes (CSS): a vote moves nothing; the comment opens below.
   function feedbackRow(queryId) {
     var row = el("div", { "class": "bookrag-feedback", role: "group", "aria-label": "Was this answer helpful?" });
-    function btn(name, label, text) {
-      return row.appendChild(el("button", { type: "button", "class": "bookrag-vote", "data-testid": "bookrag-vote-" + name,
-        "aria-label": label, "aria-pressed": "false" }, text));
+    function btn(name, label) {
+      var b = el("button", { type: "button", "class": "bookrag-vote", "data-testid": "bookrag-vote-" + name,
+        "aria-label": label, "aria-pressed": "false" });
+      b.appendChild(icon(name, 16));
+      return row.appendChild(b);
     }
-    var up = btn("up", "This answer helped", "\uD83D\uDC4D"), down = btn("down", "This answer did not help", "\uD83D\uDC4E");
+    var up = btn("up", "This answer helped"), down = btn("down", "This answer did not help");
     var note = row.appendChild(el("span", { "class": "bookrag-vote-note", role: "status" }));
     function lock(chosen) { up.disabled = down.disabled = true; chosen.setAttribute("aria-pressed", "true"); }
-    function vote(rating, comment) {
+    function vote(rating, comment, sentText) {
       var failed = function () { note.textContent = "Your feedback could not be sent."; };
       note.textContent = "Sending…";
-      post("/api/feedback", comment ? { query_id: queryId, rating: rating, comment: comment.slice(0, MAX_COMMENT) }
+      return post("/api/feedback", comment ? { query_id: queryId, rating: rating, comment: comment.slice(0, MAX_COMMENT) }
         : { query_id: queryId, rating: rating }).then(function (res) {
-        if (res.ok || res.status === 409) note.textContent = "Thanks for your feedback."; else failed();
+        if (res.ok || res.status === 409) note.textContent = sentText; else failed();
       }, failed);
     }
-    up.addEventListener("click", function () { lock(up); vote("up"); });
+    up.addEventListener("click", function () { lock(up); vote("up", null, "Thanks for your feedback."); });
     down.addEventListener("click", function () {
       lock(down);
+      // The vote is sent now, so a comment box closed unsent loses nothing; a comment joins it later.
+      var given = vote("down", null, "Thanks. Tell us what was wrong, then Send (optional).");
       var form = el("form", { "class": "bookrag-comment" }), id = "bookrag-c" + (++uid);
       form.appendChild(el("label", { "for": id, "class": "bookrag-sr" }, "What was wrong or missing? (optional)"));
       var box = form.appendChild(el("textarea", { id: id, rows: "2", maxlength: String(MAX_COMMENT),
@@ -524,11 +599,12 @@
       var go = form.appendChild(el("button", { type: "submit", "class": "bookrag-small" }, "Send"));
       form.addEventListener("submit", function (e) {
         e.preventDefault();
+        var comment = box.value.trim();
         box.disabled = go.disabled = true;
-        vote("down", box.value.trim());
+        if (!comment) { note.textContent = "Thanks for your feedback."; return; }
+        given.then(function () { vote("down", comment, "Thanks for your feedback."); });
       });
       row.parentNode.insertBefore(form, row.nextSibling);
-      note.textContent = "Tell us what was wrong, then Send.";
       box.focus();
     });
     return row;

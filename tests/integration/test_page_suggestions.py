@@ -1,0 +1,124 @@
+"""The questions a page answers (issue 36), on the sample book as `bookrag ingest` leaves it (the session's indexed
+book, its questions found as the CLI finds them): every one of them is answered by POST /api/answer with a
+citation to its page, and GET /api/pages/suggestions finds a page's questions by its address."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from bookrag.adapters.store.port import SUGGESTIONS_FIELD
+from bookrag.services.container import current
+from bookrag.web.app import create_app
+from tests.support.stubs import Recorded, Reply, StubServer
+from tests.support.upstreams import chat_reply
+
+BASE = "http://localhost:3000/docs"
+
+
+@pytest.fixture
+def client(book_env: Any) -> TestClient:
+    return TestClient(create_app("agent"))
+
+
+def _stored() -> dict[str, list[str]]:
+    """Each page's questions as the store holds them (every chunk of a page carries them)."""
+    return {str(p["source_file"]): list(p.get(SUGGESTIONS_FIELD) or [])
+            for p in current().store.scroll_payloads(["source_file", SUGGESTIONS_FIELD])}
+
+
+def test_nearly_every_page_has_questions_and_each_is_answered_from_its_page(client: TestClient) -> None:
+    pages = _stored()
+    assert sum(bool(q) for q in pages.values()) >= 0.9 * len(pages)
+    asked = 0
+    for source_file, questions in pages.items():
+        assert len(questions) <= 3
+        for question in questions:
+            body = client.post("/api/answer", json={"query": question}).json()
+            cited = [s["source_file"] for s in body["sources"]]
+            assert not body["is_refusal"] and source_file in cited, (question, source_file, cited)
+            asked += 1
+    assert asked >= len(pages)
+
+
+def test_a_page_address_on_any_host_finds_its_questions(client: TestClient) -> None:
+    stored = _stored()["module-1-ros2/nodes-topics.md"]
+    label = current().store.book_version().label  # type: ignore[union-attr]
+    for url in (f"{BASE}/module-1-ros2/nodes-topics", "http://127.0.0.1:43117/docs/module-1-ros2/nodes-topics/",
+                f"{BASE}/module-1-ros2/nodes-topics?tab=humble#topics"):
+        response = client.get("/api/pages/suggestions", params={"url": url})
+        assert response.status_code == 200, url
+        assert response.json() == {"url": f"{BASE}/module-1-ros2/nodes-topics", "title": response.json()["title"],
+                                   "suggestions": stored, "book_version": label}
+    assert stored and response.headers["X-Book-Version"] == label
+    assert response.headers["Cache-Control"] == "public, max-age=300"
+
+
+def test_an_address_outside_the_book_has_none_and_a_bad_one_is_the_envelope(client: TestClient) -> None:
+    outside = client.get("/api/pages/suggestions", params={"url": "http://localhost:3000/blog/2026/welcome"})
+    assert outside.status_code == 200 and outside.json()["suggestions"] == [] and outside.json()["url"] is None
+    for params in ({}, {"url": ""}, {"url": "x" * 2001}):
+        response = client.get("/api/pages/suggestions", params=params)
+        assert response.status_code == 400 and response.json()["code"] == "INVALID_REQUEST", params
+
+
+def _small_book(root: Path) -> Path:
+    book = root / "docs"
+    (book / "robots").mkdir(parents=True)
+    (book / "robots" / "balance.md").write_text(
+        "# Balance\n\n## The support polygon\n\nThe **support polygon** is the convex hull of the feet's contact "
+        "points with the ground. A standing robot stays balanced while its centre of mass projects inside it.\n",
+        encoding="utf-8")
+    (book / "robots" / "sensing.md").write_text(
+        "# Sensing\n\n## Inertial sensing\n\nAn **inertial measurement unit** is a sensor that measures angular "
+        "velocity with gyroscopes and linear acceleration with accelerometers.\n", encoding="utf-8")
+    return book
+
+
+def test_an_atomic_ingest_publishes_a_version_with_its_questions(use_env: Any, tmp_path: Path) -> None:
+    # GIVEN a small book, ingested as a new version by the CLI
+    from typer.testing import CliRunner
+
+    from bookrag.devtools.cli import app
+
+    book = _small_book(tmp_path)
+    use_env(QDRANT_PATH=str(tmp_path / "qdrant"), EMBEDDING_PROVIDER="local", QUESTION_LOG="off")
+    result = CliRunner().invoke(app, ["ingest", str(book), "--atomic"])
+    assert result.exit_code == 0, result.output
+    # THEN the live version readers switched to holds each page's questions
+    response = TestClient(create_app("agent")).get("/api/pages/suggestions",
+                                                   params={"url": f"{BASE}/robots/balance"})
+    assert response.json()["suggestions"] == ["What is the support polygon?"]
+    assert "page questions: " in result.output
+
+
+def _rewording_model(req: Recorded) -> Reply:
+    asked = req.json()["messages"][-1]["content"]
+    # One rewording the book answers from the same page, one that drifts off the book.
+    return chat_reply(req, "How is a robot's support polygon defined?" if "support polygon" in asked
+                      else "What is the capital of France?")
+
+
+def test_a_configured_model_words_a_question_kept_only_if_it_still_leads_to_its_page(stub: StubServer,
+                                                                                     tmp_path: Path) -> None:
+    # GIVEN a book and a chat model configured, whose rewordings are checked like any candidate
+    from bookrag.config.settings import load_settings
+    from bookrag.ingestion.ingestor import Ingestor
+    from bookrag.services.container import container_for
+    from bookrag.services.suggesting import suggest_pages
+
+    stub.on("/v1/chat/completions", _rewording_model)
+    settings = load_settings(qdrant_path=str(tmp_path / "qdrant"), embedding_provider="local", llm_provider="openai",
+                             openai_api_key="sk-test-key-0123456789", openai_base_url=stub.url + "/v1")
+    container = container_for(settings)
+    Ingestor(settings, container.embedder, container.store).run(_small_book(tmp_path))
+    # WHEN the pages' questions are found
+    report = suggest_pages(settings, container.embedder, container.store, container.chat_model)
+    # THEN the model's wording is kept where it still leads to the page, the page's own question elsewhere
+    assert report.per_page == {"robots/balance.md": ["How is a robot's support polygon defined?"],
+                               "robots/sensing.md": ["What is an inertial measurement unit?",
+                                                     "What is inertial sensing?"]}
+    assert len(stub.calls("/v1/chat/completions")) == 3  # one per question kept
