@@ -32,8 +32,11 @@ from bookrag.ingestion.ingestor import Ingestor
 from bookrag.services.container import container_for
 from bookrag.web.app import create_app
 from tests.support import docusaurus
+from tests.support.agents import llm_agent
 from tests.support.mcp import as_json, copy_index, run_async, server_env
 from tests.support.paths import FIXTURES
+from tests.support.stubs import StubServer
+from tests.support.upstreams import model_says
 
 SITE = FIXTURES / "site-book"
 BASE = "http://localhost:3000/docs"  # BOOK_BASE_URL's default: the built site is served at another port
@@ -227,3 +230,18 @@ def test_the_python_api_reads_the_edition_named(site_settings: Settings, use_env
     response = run_agent("How long do I hold the pairing button?", version="2.0")
     assert (response.locale, response.version) == ("en", "2.0") and "ten seconds" in response.answer
     assert run_agent("How long do I hold the pairing button?").locale is None  # the contract's body, as before
+
+
+def test_a_model_answers_in_the_language_of_the_edition_the_reader_is_on(site_settings: Settings,
+                                                                         stub: StubServer) -> None:
+    stub.on("/v1/chat/completions", model_says("Answer [S1]."))
+    agent = llm_agent(site_settings, llm_provider="openai", openai_api_key="llm-canary-7c2f",
+                      openai_base_url=stub.url + "/v1")
+    with reading("ur", None):
+        agent.run(URDU[1][1])
+    with reading(None, None):
+        agent.run(ENGLISH[0][0])
+
+    urdu, english = (call.json()["messages"][0]["content"] for call in stub.calls("/v1/chat/completions"))
+    assert "the book's 'ur' edition: answer in that edition's language" in urdu
+    assert "edition" not in english

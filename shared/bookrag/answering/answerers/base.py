@@ -17,6 +17,7 @@ from typing import Protocol, TypeVar, runtime_checkable
 from bookrag.contracts.agent import REFUSAL
 from bookrag.domain.book_version import retitled
 from bookrag.domain.deadline import Deadline
+from bookrag.domain.edition import read
 from bookrag.domain.models import SearchHit
 from bookrag.text.sentence_splitter import SentenceSplitter
 
@@ -45,10 +46,22 @@ When answering:
 - Quote or paraphrase the retrieved content faithfully
 - If multiple sources are relevant, synthesize them coherently"""
 
-def system_prompt(title: str = "") -> str:
+def system_prompt(title: str = "", locale: str = "") -> str:
     """The system prompt for the book titled `title`: the contract's own words for its textbook (or when the
-    title is unknown), the book's own title for any other (issue 38)."""
-    return retitled(SYSTEM_PROMPT, title)
+    title is unknown), the book's own title for any other (issue 38). `locale`: the site edition the reader is
+    on when it is not the site's default language (issue 35), so the answer comes in the reader's language
+    even where the edition quotes the default language's untranslated pages."""
+    prompt = retitled(SYSTEM_PROMPT, title)
+    if locale:
+        prompt += (f"\n- The reader is on the book's '{locale}' edition: answer in that edition's language "
+                   f"(locale '{locale}'), whatever language a document is in")
+    return prompt
+
+
+def reader_locale() -> str:
+    """The locale of the site edition this request reads, '' for the site's default language or a docs folder."""
+    found = read()
+    return found.locale if found is not None and found.locale != found.default_locale else ""
 
 
 # `[S1]`, `[S1, S3]`, `[S1][S2]`: the ids the model was given are S followed by a number.

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Generator, Sequence
 
 from bookrag.adapters.llm.port import ChatModel, ChatReply, ChatRequest, Citation, Document, Message
-from bookrag.answering.answerers.base import DocumentSet, Draft, Retrieve, is_refusal_text, system_prompt
+from bookrag.answering.answerers.base import DocumentSet, Draft, Retrieve, is_refusal_text, reader_locale, system_prompt
 from bookrag.domain.deadline import Deadline
 from bookrag.domain.models import SearchHit
 
@@ -31,7 +31,7 @@ class NativeCitationsAnswerer:
                  docs: DocumentSet | None = None) -> tuple[DocumentSet, ChatRequest]:
         docs = DocumentSet() if docs is None else docs
         documents = tuple(Document(label, hit.citation_label, hit.text) for label, hit in docs.add(hits))
-        messages = (Message("system", system_prompt(self._title())), Message("user", question))
+        messages = (Message("system", system_prompt(self._title(), reader_locale())), Message("user", question))
         return docs, ChatRequest(messages, documents=documents)
 
     def answer(self, question: str, hits: list[SearchHit], retrieve: Retrieve, deadline: Deadline) -> Draft:

@@ -27,6 +27,7 @@ from bookrag.answering.answerers.base import (
     Retrieve,
     drained,
     is_refusal_text,
+    reader_locale,
     render_documents,
     run_within,
     system_prompt,
@@ -75,7 +76,8 @@ class ToolCallingAnswerer:
         docs = DocumentSet() if docs is None else docs
         title = self._title()
         tool = RETRIEVE_TOOL if not title else Tool(**tool_definition("retrieve_book_context", title=title))
-        messages = [Message("system", system_prompt(title)), Message("user", user_message(question, docs.add(hits)))]
+        messages = [Message("system", system_prompt(title, reader_locale())),
+                    Message("user", user_message(question, docs.add(hits)))]
         steps = self.settings.llm_max_steps
         for step in range(steps):
             request = ChatRequest(tuple(messages), tools=(tool,) if step < steps - 1 else ())
