@@ -126,6 +126,7 @@ def suggest_pages(settings: Settings, embedder: CachedEmbedder, store: BookStore
         report.questions += len(kept)
     store.finish_ingest()
     report.seconds = time.perf_counter() - started
-    logger.info("page questions", extra={"pages": report.pages, "with_questions": report.with_questions,
+    # Debug, not info: the logger writes to stdout, which `bookrag ingest --json` keeps for its one JSON document.
+    logger.debug("page questions", extra={"pages": report.pages, "with_questions": report.with_questions,
                                          "asked": report.asked, "seconds": round(report.seconds, 2)})
     return report
