@@ -53,3 +53,30 @@ def test_the_page_a_summary_names_has_its_numbers_and_most_of_its_words() -> Non
     assert page_named("the style guide", PAGES) == "style/style-guide.md"
     assert page_named("part 6", PAGES) is None  # "part 3" is not "part 6"
     assert page_named("the bread oven chapter", PAGES) is None
+
+
+# A number belongs to the word before it: the third chapter of part 1 is not part 3, whatever the book's order.
+NUMBERED = [
+    ("intro.md", "Welcome"),
+    ("part-1-basics/chapter-3.md", "Chapter 3: Kneading by Hand"),
+    ("part-3-baking/overview.md", "Part 3: Shaping and Baking"),
+    ("part-3-baking/chapter-1.md", "Chapter 1: Shaping"),
+]
+
+
+def test_a_numbered_subject_names_the_page_with_that_number_on_that_word() -> None:
+    modules = [(source.replace("part", "module"), title) for source, title in NUMBERED]
+    assert page_named("module 3", modules) == "module-3-baking/overview.md"
+    assert page_named("part 3", NUMBERED) == "part-3-baking/overview.md"
+    assert page_named("chapter 3", NUMBERED) == "part-1-basics/chapter-3.md"
+
+
+def test_a_numbered_subject_naming_no_page_names_none() -> None:
+    assert page_named("part 7", NUMBERED) is None
+    assert page_named("the croissant recipes", NUMBERED) is None
+
+
+def test_among_pages_naming_the_subject_alike_the_folders_own_page_sums_it_up() -> None:
+    pages = [("module-3-sim/assignment.md", "Module 3: Assignment"), ("module-3-sim/chapter-1.md", "Chapter 1: Gazebo"),
+             ("module-3-sim/overview.md", "Module 3: Simulation")]
+    assert page_named("module 3", pages) == "module-3-sim/overview.md"
