@@ -106,7 +106,8 @@ REDUX ?= ../shared/corpus/redux-docs/docs
 EVAL_OUT := .bookrag/answers-eval
 GROUNDING_OUT := .bookrag/grounding-eval
 EVAL_ENV := EMBEDDING_PROVIDER=local LLM_PROVIDER=extractive
-STAGES := bm25,dense,hybrid,hybrid+diversity,hybrid+dbsf,default  # each retrieval stage, on both books
+# Each retrieval stage, measured by the blind sets' own runs on both books (benchmarks/retrieval_stages.py).
+STAGES := bm25,dense,hybrid,hybrid+diversity,hybrid+dbsf,default
 eval: setup
 	mkdir -p $(EVAL_OUT) $(GROUNDING_OUT)
 	QDRANT_PATH=.bookrag/eval-sample-book $(EVAL_ENV) $(BIN)/bookrag ingest book/docs
@@ -131,21 +132,17 @@ eval: setup
 	else echo "redux grounding skipped: $(REDUX) is absent"; rm -f $(GROUNDING_OUT)/redux.json; fi
 	@if [ -d "$(TEXTBOOK_2)" ] && [ -d "$(REDUX)" ]; then set -e; \
 		QDRANT_PATH=.bookrag/eval-textbook-2 $(EVAL_ENV) $(BIN)/bookrag eval eval/answers-textbook-2-blind.jsonl \
-			--docs $(TEXTBOOK_2) --modes default --answers --conversations eval/conversations-textbook-2-blind.jsonl \
+			--docs $(TEXTBOOK_2) --modes $(STAGES) --answers --conversations eval/conversations-textbook-2-blind.jsonl \
 			--json $(EVAL_OUT)/textbook-2-blind.json; \
 		QDRANT_PATH=.bookrag/eval-textbook-2 $(EVAL_ENV) $(PY) benchmarks/baselines.py eval/answers-textbook-2-blind.jsonl \
 			$(TEXTBOOK_2) $(EVAL_OUT)/textbook-2-blind-baselines.json > /dev/null; \
 		QDRANT_PATH=.bookrag/eval-redux $(EVAL_ENV) $(BIN)/bookrag ingest $(REDUX); \
 		QDRANT_PATH=.bookrag/eval-redux $(EVAL_ENV) $(BIN)/bookrag eval eval/answers-redux.jsonl --docs $(REDUX) \
-			--modes default --answers --conversations eval/conversations-redux.jsonl \
+			--modes $(STAGES) --answers --conversations eval/conversations-redux.jsonl \
 			--selections eval/selections-redux.jsonl --json $(EVAL_OUT)/redux.json; \
 		QDRANT_PATH=.bookrag/eval-redux $(EVAL_ENV) $(PY) benchmarks/baselines.py eval/answers-redux.jsonl \
 			$(REDUX) $(EVAL_OUT)/redux-baselines.json > /dev/null; \
-		QDRANT_PATH=.bookrag/eval-textbook-2 $(EVAL_ENV) $(BIN)/bookrag eval eval/answers-textbook-2-blind.jsonl \
-			--modes $(STAGES) --json $(EVAL_OUT)/stages-textbook-2-blind.json > /dev/null; \
-		QDRANT_PATH=.bookrag/eval-redux $(EVAL_ENV) $(BIN)/bookrag eval eval/answers-redux.jsonl \
-			--modes $(STAGES) --json $(EVAL_OUT)/stages-redux.json > /dev/null; \
-		$(PY) benchmarks/retrieval_stages.py $(EVAL_OUT)/stages-textbook-2-blind.json $(EVAL_OUT)/stages-redux.json \
+		$(PY) benchmarks/retrieval_stages.py $(EVAL_OUT)/textbook-2-blind.json $(EVAL_OUT)/redux.json \
 			benchmarks/retrieval-stages.md; \
 	else echo "blind sets skipped: ../shared/corpus is absent"; rm -f $(EVAL_OUT)/textbook-2-blind*.json $(EVAL_OUT)/redux*.json; fi
 	$(PY) benchmarks/answers_eval.py $(EVAL_OUT)

@@ -1,7 +1,8 @@
 """Each retrieval stage on both books' blind sets (issue 37): does it help on the book we never tuned on too?
 
-`make eval` runs `bookrag eval --modes bm25,dense,hybrid,hybrid+diversity,hybrid+dbsf,default` on
-eval/answers-textbook-2-blind.jsonl and eval/answers-redux.jsonl; this renders the two JSON reports side by side.
+`make eval` runs the blind sets (eval/answers-textbook-2-blind.jsonl, eval/answers-redux.jsonl) with
+`--modes bm25,dense,hybrid,hybrid+diversity,hybrid+dbsf,default` beside their answers; this renders the
+retrieval part of the two JSON reports side by side.
 
 Usage: python benchmarks/retrieval_stages.py TEXTBOOK_2_JSON REDUX_JSON OUT_MD
 """
