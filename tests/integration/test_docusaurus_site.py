@@ -245,3 +245,21 @@ def test_a_model_answers_in_the_language_of_the_edition_the_reader_is_on(site_se
     urdu, english = (call.json()["messages"][0]["content"] for call in stub.calls("/v1/chat/completions"))
     assert "the book's 'ur' edition: answer in that edition's language" in urdu
     assert "edition" not in english
+
+
+def test_an_atomic_publish_stores_the_site_as_an_incremental_ingest_does(site_settings: Settings,
+                                                                         tmp_path: Path) -> None:
+    from bookrag.ingestion.versions import publish
+
+    settings = load_settings(qdrant_path=tmp_path / "qdrant", embedding_provider="local")
+    container = container_for(settings)
+    report = publish(settings, container.embedder, container.versions, SITE)
+    container.store.refresh()
+
+    def stored(of: Settings) -> set[tuple[str, ...]]:
+        fields = ("source_url", "locale", "version", "content_locale")
+        return {tuple(str(p.get(f) or "") for f in fields) for p in _payloads(of)}
+
+    assert report.chunks_total == 29
+    # The pages the Urdu edition does not translate are the default locale's, and say so (issue 35).
+    assert stored(settings) == stored(site_settings) and any(p[3] == "en" for p in stored(settings) if p[1] == "ur")

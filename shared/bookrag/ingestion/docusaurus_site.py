@@ -58,6 +58,7 @@ class Site:
     route_base_path: str
     editions: tuple[Edition, ...]
     warnings: tuple[str, ...] = field(default=())
+    title: str = ""  # its `title` ('' when not a literal string), what the model is told the book is called
 
     @property
     def layout(self) -> str:
@@ -113,9 +114,13 @@ def site_title(root: Path) -> str:
     if config_path is None:
         return ""
     try:
-        title = _read_config(config_path).get("title")
+        return _title(_read_config(config_path))
     except DocumentError:
         return ""
+
+
+def _title(config: dict[str, Any]) -> str:
+    title = config.get("title")
     return " ".join(title.split()) if isinstance(title, str) else ""
 
 
@@ -217,4 +222,5 @@ def read_site(root: Path) -> Site:
             folder = root / i18n_path / locale / _DOCS_PLUGIN / sub
             key = f"{i18n_path}/{locale}/{_DOCS_PLUGIN}/{sub}/"
             editions.append(Edition(locale, name, folder, own, url, key, name == last, route_base))
-    return Site(root, default_locale, locales, tuple(names), last, route_base, tuple(editions), tuple(warnings))
+    return Site(root, default_locale, locales, tuple(names), last, route_base, tuple(editions), tuple(warnings),
+                _title(config))

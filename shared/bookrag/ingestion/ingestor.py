@@ -167,17 +167,27 @@ class _Partials:
 
 class Ingestor:
     def __init__(self, settings: Settings, embedder: CachedEmbedder, store: BookStore,
-                 progress: Progress | None = None, *, seed: BookStore | None = None, title: str = "") -> None:
+                 progress: Progress | None = None, *, seed: BookStore | None = None, title: str = "",
+                 site: Site | None = None) -> None:
         self.settings = settings
         self.embedder = embedder
         self.store = store
         self.progress = progress
         self.seed = seed
         self.bm25 = BM25Encoder()
-        self.layout = ""  # a site's editions and their URLs (`Site.layout`), set by `load`
-        self.default_locale = ""  # a site's default locale, set by `load`
-        self.site: Site | None = None  # the site `load` read, None for a docs folder
+        # The site `load` read (or another ingestor's `load`, when one loads and another writes: an atomic
+        # publish), None for a docs folder: its editions' URLs and default locale go into every chunk.
+        self.site = site
         self.title = " ".join(title.split())  # `--title`, else the site's (set by `load`)
+
+    @property
+    def layout(self) -> str:
+        """A site's editions and their URLs (`Site.layout`); '' for a docs folder."""
+        return self.site.layout if self.site else ""
+
+    @property
+    def default_locale(self) -> str:
+        return self.site.default_locale if self.site else ""
 
     def config_fingerprint(self) -> str:
         s = self.settings
@@ -194,9 +204,9 @@ class Ingestor:
             self.title = self.title or (site_title(site_root) if site_root else "")
             files = self._load_folder(root, report, site_root, None)
         else:
-            self.title = self.title or site_title(root)
             site = read_site(root)
-            self.layout, self.default_locale, self.site = site.layout, site.default_locale, site
+            self.title = self.title or site.title
+            self.site = site
             report.warnings.extend(("docusaurus.config", w) for w in site.warnings)
             files = [f for edition in site.editions for f in self._load_folder(edition.folder, report, root, edition)]
         _reading_order(files)

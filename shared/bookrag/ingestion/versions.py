@@ -78,7 +78,8 @@ def _publish(settings: Settings, embedder: CachedEmbedder, collections: Versione
     try:
         prepared = seed_name is not None and collections.prepare(name, seed_name, embedder.name,
                                                                  embedder.dimension)
-        Ingestor(settings, embedder, target, progress, seed=None if prepared else seed).ingest(files, report, version)
+        Ingestor(settings, embedder, target, progress, seed=None if prepared else seed,
+                 site=loader.site).ingest(files, report, version)
         if prepared:
             report.chunks_copied = report.chunks_total - report.chunks_embedded
         if before_switch is not None:
