@@ -39,19 +39,17 @@ sys.path.insert(0, str(ROOT))  # tests.support.stubs: the same stub server the t
 from tests.support.stubs import Recorded, Reply, StubServer  # noqa: E402
 
 from bookrag.answering.answerers.base import Draft  # noqa: E402
+from bookrag.answering.answerers.grounding import Grounder, GroundingCache, judge  # noqa: E402
 
 try:  # the before run (issue 34) measures the code whose verdict had no fitted features
-    from bookrag.answering.answerers.grounding import Grounder, GroundingCache, judge
     from bookrag.answering.answerers.grounding_score import FEATURES
 except ImportError:  # pragma: no cover - only before issue 34
-    from bookrag.answering.answerers.grounding import Grounder, GroundingCache, judge
     FEATURES = ()
 from bookrag.answering.citations import Ledger  # noqa: E402
 from bookrag.config.settings import load_settings  # noqa: E402
 from bookrag.devtools.book_sections import tokens  # noqa: E402
 from bookrag.services.container import container_for  # noqa: E402
 
-CURVE = tuple(round(0.3 + 0.05 * i, 2) for i in range(13))  # thresholds the curve sweeps
 KINDS = ("faithful", "unsupported", "number", "negation", "elsewhere")
 INVENTED = KINDS[1:]
 PATH = "/v1beta/openai/chat/completions"

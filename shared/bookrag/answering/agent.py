@@ -137,9 +137,15 @@ class BookRAGAgent:
         """The chunks `run(query)` reads before its answerer writes (no conversation, no selection): a cheap
         look at where the answer would come from (`services.suggesting`). Raises as `run` does."""
         question = validate_query(query)
-        per_file = max(DIVERSITY_MAX_PER_FILE, self._context_size // 2) if defined_term(question) \
-            else DIVERSITY_MAX_PER_FILE
-        return book_context(self.retriever, question, top_k=self._context_size, per_file=per_file)[1]
+        return book_context(self.retriever, question, top_k=self._context_size,
+                            per_file=self._per_file(question))[1]
+
+    def _per_file(self, text: str, page: str | None = None) -> int:
+        """How many of a retrieval's chunks one file may fill: all of them within a named page; for "What is
+        X?", half the context, as the page about X's sections outrank its opening, which holds the definition
+        ("What is physical AI?": the 4th of the page's chunks); else the retriever's cap."""
+        per_file = self._context_size if page else DIVERSITY_MAX_PER_FILE
+        return max(per_file, self._context_size // 2) if defined_term(text) else per_file
 
     def events(self, query: str, conversation: Conversation | None = None, *,
                stream: bool = True) -> Iterator[AgentEvent]:
@@ -154,14 +160,15 @@ class BookRAGAgent:
 
         within: Section | None = None  # a question about a selected passage: the answerer stays in its section
 
+        searched: dict[tuple[str, str | None], list[SearchHit]] = {}  # one search per (text, page) a request asks
+
         def retrieve(text: str, page: str | None = None) -> list[SearchHit]:
-            # "What is X?": the page about X may fill half the context. Its sections outrank its opening,
-            # which holds the definition ("What is physical AI?": the 4th of the page's chunks).
-            per_file = self._context_size if page else DIVERSITY_MAX_PER_FILE
-            if defined_term(text):
-                per_file = max(per_file, self._context_size // 2)
-            hits = book_context(self.retriever, text, top_k=self._context_size, per_file=per_file,
-                                filters=Filters(source_file=page) if page else None)[1]
+            # A request for a summary searches its page's title twice: to find the page, then to sum it up.
+            hits = searched.get((text, page))
+            if hits is None:
+                hits = searched[text, page] = book_context(
+                    self.retriever, text, top_k=self._context_size, per_file=self._per_file(text, page),
+                    filters=Filters(source_file=page) if page else None)[1]
             return ledger.record([h for h in hits if within is None or in_section(h, within)])
 
         extra: dict[str, object] = {}

@@ -36,7 +36,7 @@ import numpy as np
 
 from bookrag.adapters.store.port import BookStore, Fusion
 from bookrag.domain.edition import BookEditions, note_untranslated, record, resolve, wanted
-from bookrag.domain.models import ChunkPayload, Filters, SearchHit, SearchResult, SparseVector, StoredHit
+from bookrag.domain.models import Filters, SearchHit, SearchResult, SparseVector, StoredHit
 from bookrag.domain.query import Interface
 from bookrag.domain.retrieval_mode import mark_degraded
 from bookrag.domain.thresholds import DEFAULT_THRESHOLDS
@@ -189,12 +189,6 @@ class Retriever:
             return hit.text
         chunks = self.store.fetch_chunks(hit.source_file, wanted)
         return "\n\n".join(c.content_text for c in chunks) or hit.text
-
-    def adjacent(self, hit: SearchHit) -> list[ChunkPayload]:
-        """The chunks right before and after `hit` in its file (by chunk_index): where a passage runs on."""
-        idx = hit.chunk_index
-        return self.store.fetch_chunks(hit.source_file, [i for i in (idx - 1, idx + 1) if i >= 0])
-
 
     def page_before(self, hit: SearchHit) -> str:
         """What the hit's rendered page shows above it: the sidebar (every page's title), then its file's

@@ -95,12 +95,11 @@ class GroundingCache:
 class Grounder:
     """The judgment: `embed` (texts -> unit vectors, the embedder in use) and `neighbours` (a chunk's
     surroundings, `section_window`) are optional; without them the judgment reads the cited chunks
-    alone and the cosine counts as 0. `threshold`: None for the fitted one; `exact`: compute every
-    sentence's cosine (the eval's features), not only those whose verdict it could change."""
+    alone and the cosine counts as 0. `exact`: compute every sentence's cosine (the eval's features), not
+    only those whose verdict it could change."""
 
     embed: Embed | None = None
     neighbours: Neighbours | None = None
-    threshold: float | None = None
     exact: bool = False
 
 
@@ -182,7 +181,7 @@ def judge(draft: Draft, retrieved: dict[str, SearchHit], cache: GroundingCache |
     grounder = grounder or Grounder()
     cache = cache if cache is not None else GroundingCache()
     fitted = model()
-    threshold = fitted.threshold if grounder.threshold is None else grounder.threshold
+    threshold = fitted.threshold
     pairs = draft_sentences(draft.text)
     rows: list[tuple[str, str, list[SearchHit], Lexical | None, Features | None]] = []
     for (sentence, sep), own in zip(pairs, _owners(pairs), strict=True):
