@@ -29,6 +29,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import numpy as np
 
 from bookrag.config.settings import load_settings
+from bookrag.devtools.answer_eval import keyword_recall
 from bookrag.devtools.answer_sets import load_answer_cases
 from bookrag.devtools.questions import reciprocal_rank, roc_auc
 from bookrag.retrieval.retriever import SearchOptions
@@ -112,7 +113,7 @@ def main(set_path: str, docs_path: str, out_path: str) -> int:
         ours_top.append(hits[0].score if hits else 0.0)
         text = " ".join(h.text[:600] for h in hits[:3]).lower()
         kws = cases[qi].question.answer_keywords
-        no_logic.append({"keyword_recall": sum(k in text for k in kws) / len(kws) if kws else None,
+        no_logic.append({"keyword_recall": keyword_recall(text, kws) if kws else None,
                          "with_keyword": any(k in text for k in kws) if kws else None})
     answerable = [n for n, c in zip(no_logic, cases, strict=True) if c.answerable]
     data = {

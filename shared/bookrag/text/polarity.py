@@ -74,8 +74,8 @@ for _pair in _PAIRS.split():
 _TOKEN = re.compile(r"[a-z0-9]+(?:['-][a-z0-9]+)*|[.,;:!?()|]")
 _PREFIXES = ("non-", "non", "un", "in", "im", "dis")
 _SCOPE = 3  # content words a negator reaches, up to the next punctuation mark or contrast
-_STOPS = frozenset(".,;:!?()|") | {"but", "yet", "while", "whereas", "although", "though", "rather", "instead",
-                                    "and", "or"}
+_CONTRAST = frozenset({"but", "yet", "while", "whereas", "although", "though"})
+_STOPS = frozenset(".,;:!?()|") | _CONTRAST | {"rather", "instead", "and", "or"}
 _WIDE = 6  # how far a claim's own negator reaches when the book negates a term the claim states
 _SOFT = frozenset({"few", "little"})  # "a few minutes" is not a negation; "few tools" is
 # A negator before a word that negates too says the plain thing ("don't forget X": remember X).
@@ -235,7 +235,7 @@ def _words(tokens: Sequence[str]) -> set[str]:
     return words | {part for w in words for part in w.split("-")}
 
 
-_CLAUSE_STOPS = frozenset(".;:!?()|") | {"but", "yet", "while", "whereas", "although", "though"}
+_CLAUSE_STOPS = frozenset(".;:!?()|") | _CONTRAST
 _ALIGNED = 2  # terms a claim clause shares with a passage clause to be read as saying the same thing
 
 

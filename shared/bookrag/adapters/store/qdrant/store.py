@@ -256,18 +256,16 @@ class VectorStore:
             self.collection, points_selector=qm.FilterSelector(filter=qm.Filter(must=must)), wait=True))
 
     def set_page_number(self, source_file: str, page_number: int) -> None:
-        from qdrant_client import models as qm
-
-        flt = qm.Filter(must=[qm.FieldCondition(key="source_file", match=qm.MatchValue(value=source_file))])
-        self._write(lambda: self.client.set_payload(
-            self.collection, payload={"page_number": page_number}, points=flt, wait=True))
+        self._set_on_file(source_file, {"page_number": page_number})
 
     def set_page_suggestions(self, source_file: str, questions: Sequence[str]) -> None:
+        self._set_on_file(source_file, {SUGGESTIONS_FIELD: list(questions)})
+
+    def _set_on_file(self, source_file: str, payload: dict[str, Any]) -> None:
         from qdrant_client import models as qm
 
         flt = qm.Filter(must=[qm.FieldCondition(key="source_file", match=qm.MatchValue(value=source_file))])
-        self._write(lambda: self.client.set_payload(
-            self.collection, payload={SUGGESTIONS_FIELD: list(questions)}, points=flt, wait=True))
+        self._write(lambda: self.client.set_payload(self.collection, payload=payload, points=flt, wait=True))
 
     # -- reads ------------------------------------------------------------------------------
 
