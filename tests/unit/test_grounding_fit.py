@@ -4,6 +4,7 @@ the committed weights, and the runtime reads them without scikit-learn."""
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -36,6 +37,10 @@ def test_the_verdict_is_a_sigmoid_of_the_fitted_weights() -> None:
     assert fitted.probability(supported.row()) >= fitted.threshold > fitted.probability(invented.row())
     low, high = fitted.cosine_range(supported)
     assert low <= fitted.probability(supported.row()) <= high
+    # The probability is the sigmoid of the committed file's weights, whatever they are.
+    weights = json.loads(WEIGHTS_FILE.read_text(encoding="utf-8"))
+    z = sum(c * x for c, x in zip(weights["coef"], invented.row(), strict=True)) + weights["intercept"]
+    assert fitted.probability(invented.row()) == pytest.approx(1.0 / (1.0 + math.exp(-z)))
 
 
 def test_the_runtime_never_imports_scikit_learn() -> None:
