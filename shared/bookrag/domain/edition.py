@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 
 __all__ = ["BookEditions", "Reading", "note_untranslated", "read", "reading", "record", "resolve", "wanted"]
 
-CURRENT = "current"
+CURRENT = "current"  # Docusaurus's name for the version in the docs folder
 NEXT = "next"  # the URL segment Docusaurus serves the current version at when it is not the last
 
 
@@ -51,7 +51,6 @@ class Reading:
     missing_version: str | None = None
     untranslated: tuple[str, ...] = ()  # the locales of hits that are the default locale's untranslated pages
     default_locale: str = ""
-    latest: str = ""
 
     @property
     def fallbacks(self) -> tuple[str, ...]:
@@ -139,4 +138,4 @@ def resolve(editions: BookEditions, want: Wanted) -> Reading:
     if want.version:
         name = CURRENT if want.version.strip().lower() == NEXT else want.version.strip()
         version, missing_version = (name, None) if name in editions.versions else (editions.latest, want.version)
-    return Reading(locale, version, missing_locale, missing_version, (), editions.default_locale, editions.latest)
+    return Reading(locale, version, missing_locale, missing_version, (), editions.default_locale)

@@ -23,13 +23,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bookrag.domain.edition import CURRENT
 from bookrag.errors import DocumentError
 from bookrag.ingestion.js_literal import UNKNOWN, read_config_object
 from bookrag.ingestion.site_folder import find_config
 
 __all__ = ["CURRENT", "Edition", "Site", "edition_base_url", "read_site"]
 
-CURRENT = "current"  # Docusaurus's name for the version in the docs folder
 _DOCS_PLUGIN = "docusaurus-plugin-content-docs"
 _MAX_CONFIG_BYTES = 1_000_000
 
@@ -50,12 +50,10 @@ class Edition:
 
 @dataclass(frozen=True, slots=True)
 class Site:
-    root: Path
     default_locale: str
     locales: tuple[str, ...]
     versions: tuple[str, ...]  # the versions built, as Docusaurus lists them (current first)
     last_version: str
-    route_base_path: str
     editions: tuple[Edition, ...]
     warnings: tuple[str, ...] = field(default=())
     title: str = ""  # its `title` ('' when not a literal string), what the model is told the book is called
@@ -222,5 +220,5 @@ def read_site(root: Path) -> Site:
             folder = root / i18n_path / locale / _DOCS_PLUGIN / sub
             key = f"{i18n_path}/{locale}/{_DOCS_PLUGIN}/{sub}/"
             editions.append(Edition(locale, name, folder, own, url, key, name == last, route_base))
-    return Site(root, default_locale, locales, tuple(names), last, route_base, tuple(editions), tuple(warnings),
+    return Site(default_locale, locales, tuple(names), last, tuple(editions), tuple(warnings),
                 _title(config))
