@@ -16,9 +16,8 @@ One request:
    reversed ones are dropped (counted by reason), and an answer whose core is dropped is refused
    (`ungrounded_answer`) only when the extractive answerer, over the same retrieved chunks, refuses too:
    otherwise the reader gets its answer, the book's own sentences (`Response.answer_mode` "quoted").
-   Each cited source carries the quoted spans (`Source.quotes`,
-   `answerers.spans`), with their support score for a grounded answer. The answer must
-   not contain a configured secret or a passage of the system prompt.
+   Each cited source carries the quoted spans (`Source.quotes`, `answerers.spans`), with their support
+   score for a grounded answer. The answer must not contain a configured secret or a system prompt passage.
 5. A refusal is exactly `REFUSAL`, with `refusal_reason` and the nearest sections as `sources`.
 
 Time: `AGENT_DEADLINE_S` (20 s) runs from the start of the request. The first retrieval is bounded
@@ -134,16 +133,13 @@ class BookRAGAgent:
         raise AssertionError("the agent's events always end with the final response")  # pragma: no cover
 
     def context(self, query: str) -> list[SearchHit]:
-        """The chunks `run(query)` reads before its answerer writes (no conversation, no selection): a cheap
-        look at where the answer would come from (`services.suggesting`). Raises as `run` does."""
+        """The chunks `run(query)` reads before its answerer writes, without a conversation (`services.suggesting`)."""
         question = validate_query(query)
-        return book_context(self.retriever, question, top_k=self._context_size,
-                            per_file=self._per_file(question))[1]
+        return book_context(self.retriever, question, top_k=self._context_size, per_file=self._per_file(question))[1]
 
     def _per_file(self, text: str, page: str | None = None) -> int:
-        """How many of a retrieval's chunks one file may fill: all of them within a named page; for "What is
-        X?", half the context, as the page about X's sections outrank its opening, which holds the definition
-        ("What is physical AI?": the 4th of the page's chunks); else the retriever's cap."""
+        """How many of a retrieval's chunks one file may fill: all within a named page; half the context for
+        "What is X?" (the page about X: its sections outrank the opening that defines X); else the cap."""
         per_file = self._context_size if page else DIVERSITY_MAX_PER_FILE
         return max(per_file, self._context_size // 2) if defined_term(text) else per_file
 
@@ -160,16 +156,14 @@ class BookRAGAgent:
 
         within: Section | None = None  # a question about a selected passage: the answerer stays in its section
 
-        searched: dict[tuple[str, str | None], list[SearchHit]] = {}  # one search per (text, page) a request asks
+        searched: dict[tuple[str, str | None], list[SearchHit]] = {}  # (text, page): a summary searches its title twice
 
         def retrieve(text: str, page: str | None = None) -> list[SearchHit]:
-            # A request for a summary searches its page's title twice: to find the page, then to sum it up.
-            hits = searched.get((text, page))
-            if hits is None:
-                hits = searched[text, page] = book_context(
-                    self.retriever, text, top_k=self._context_size, per_file=self._per_file(text, page),
-                    filters=Filters(source_file=page) if page else None)[1]
-            return ledger.record([h for h in hits if within is None or in_section(h, within)])
+            if (text, page) not in searched:
+                searched[text, page] = book_context(self.retriever, text, top_k=self._context_size,
+                                                    per_file=self._per_file(text, page),
+                                                    filters=Filters(source_file=page) if page else None)[1]
+            return ledger.record([h for h in searched[text, page] if within is None or in_section(h, within)])
 
         extra: dict[str, object] = {}
         if conversation is None:

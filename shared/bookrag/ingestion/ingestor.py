@@ -180,19 +180,10 @@ class Ingestor:
         self.site = site
         self.title = " ".join(title.split())  # `--title`, else the site's (set by `load`)
 
-    @property
-    def layout(self) -> str:
-        """A site's editions and their URLs (`Site.layout`); '' for a docs folder."""
-        return self.site.layout if self.site else ""
-
-    @property
-    def default_locale(self) -> str:
-        return self.site.default_locale if self.site else ""
-
     def config_fingerprint(self) -> str:
         s = self.settings
         return (f"{INGEST_VERSION}|{self.embedder.name}|{s.chunk_max_tokens}|{s.chunk_overlap_tokens}|"
-                f"{s.book_base_url}|{self.layout}")
+                f"{s.book_base_url}|{self.site.layout if self.site else ''}")  # a site's editions and URLs
 
     def load(self, root: Path, report: IngestReport) -> list[SourceFile]:
         """The pages under `root`: a Docusaurus site folder (every locale of every version, `docusaurus_site`)
@@ -204,9 +195,8 @@ class Ingestor:
             self.title = self.title or (site_title(site_root) if site_root else "")
             files = self._load_folder(root, report, site_root, None)
         else:
-            site = read_site(root)
+            self.site = site = read_site(root)
             self.title = self.title or site.title
-            self.site = site
             report.warnings.extend(("docusaurus.config", w) for w in site.warnings)
             files = [f for edition in site.editions for f in self._load_folder(edition.folder, report, root, edition)]
         _reading_order(files)
@@ -288,7 +278,8 @@ class Ingestor:
         now = time.time()
         edition = f.edition
         locale = edition.locale if edition else ""
-        content_locale = "" if edition is None else (edition.locale if f.translated else self.default_locale)
+        default_locale = self.site.default_locale if self.site else ""
+        content_locale = "" if edition is None else (edition.locale if f.translated else default_locale)
         out = []
         for index, draft in enumerate(drafts):
             url = base + (doc.route if doc.route != "/" else "/")
@@ -314,7 +305,7 @@ class Ingestor:
                 version=edition.version if edition else "",
                 content_locale=content_locale,
                 latest=edition.latest if edition else False,
-                default_locale=self.default_locale if edition else "",
+                default_locale=default_locale if edition else "",
             ))
         return out
 
