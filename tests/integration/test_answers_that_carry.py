@@ -75,6 +75,13 @@ PAGES = {
         Bake the loaf in a preheated covered pot at 250 degrees for twenty minutes, then uncover it so the crust
         browns for another twenty-five minutes. The lid traps steam, which lets the loaf rise before the crust sets.
     """,
+    "glossary.md": """
+        # Glossary
+
+        ## Co-fermentation
+
+        Co-fermentation ferments a rye sponge and a wheat dough side by side, then joins them for a deeper sourness.
+    """,
 }
 
 
@@ -94,6 +101,13 @@ def test_a_question_with_typos_is_answered_from_the_section_it_means(bakery: Any
 
     assert not response.is_refusal, response.refusal_reason
     assert "once a day" in response.answer
+
+
+def test_a_typo_inside_a_hyphenated_word_is_searched_as_the_book_spells_it(bakery: Any) -> None:
+    response = ask(bakery, "whats co-fermentaton")
+
+    assert not response.is_refusal, response.refusal_reason
+    assert "rye sponge" in response.answer
 
 
 def test_a_readers_word_the_book_never_uses_is_not_off_book(bakery: Any) -> None:
@@ -119,6 +133,16 @@ def test_summarize_part_n_answers_from_that_parts_own_page(bakery: Any) -> None:
     assert {s.source_file for s in response.sources} == {"part-3/baking.md"}
     assert response.answer.startswith("This part takes an active starter to a baked loaf")
     assert "Shaping the loaf" in response.answer  # its sections, each by its first sentence
+
+
+def test_a_summary_keeps_the_list_that_says_what_the_page_is_about(bakery: Any) -> None:
+    # Part 2's list of what a starter needs is most of what the page says: a summary gives it whole.
+    response = ask(bakery, "tldr of part 2")
+
+    assert not response.is_refusal
+    assert response.answer.startswith("A sourdough starter is a culture of wild yeast")
+    for item in ("fresh flour", "clean water", "warmth", "time between feedings"):
+        assert item in response.answer
 
 
 def test_a_selected_list_is_given_back_with_every_item(bakery: Any) -> None:

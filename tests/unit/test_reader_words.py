@@ -3,7 +3,7 @@ page a request for a summary names. Pure functions, no store."""
 
 from __future__ import annotations
 
-from bookrag.answering.answerers.questions import summary_subject
+from bookrag.answering.answerers.questions import respell, summary_subject
 from bookrag.answering.answerers.summary import page_named
 from bookrag.text.lexicon import closest, english
 
@@ -25,10 +25,20 @@ def test_a_name_is_never_respelt_into_another_word() -> None:
     assert closest("wat", {"what"}) is None  # too short to tell
 
 
+def test_a_hyphenated_typo_is_respelt_part_by_part() -> None:
+    book = frozenset({"co", "simulation", "digital", "twins", "readme", "topic"})
+    assert respell("whats co-simulaton in digital twins", (), lambda: book) == "whats co-simulation in digital twins"
+    # A prefixed English word is the reader's, not a typo of the book's nearest word.
+    assert respell("how do I rename a topic", (), lambda: book) == "how do I rename a topic"
+    # Another form of a book word is not a typo of it.
+    assert respell("teleoperated demos", (), lambda: frozenset({"teleoperation"})) == "teleoperated demos"
+
+
 def test_english_words_are_not_names() -> None:
-    for word in ("really", "shrink", "workout", "drawbacks", "downsides", "cheapest", "human-shaped", "beginner"):
+    for word in ("really", "shrink", "workout", "drawbacks", "downsides", "cheapest", "human-shaped", "beginner",
+                 "rename", "unmount", "preload"):
         assert english(word), word
-    for name in ("svelte", "kalibr", "jotai", "pinia", "vuex", "valtio"):
+    for name in ("svelte", "kalibr", "jotai", "pinia", "vuex", "valtio", "redux"):
         assert not english(name), name
 
 

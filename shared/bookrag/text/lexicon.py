@@ -26,6 +26,10 @@ TYPO_RATIO = 0.8
 _MIN_TYPO_LEN = 4  # "wat" and "pls" are too short to tell a typo from another word
 _ENDINGS = ("s", "es", "ed", "ing", "er", "ers", "est", "ly", "ize", "ise", "ized", "ised", "izing", "ising", "ness")
 _MIN_PART = 3  # a compound's parts: "drawback" is "draw" + "back", "svelte" no such pair
+# "rename", "unmount", "preload": a common prefix before an English word of four letters or more ("redux"
+# keeps its name: what follows "re" is too short to tell).
+_PREFIXES = ("re", "un", "co", "de", "pre", "non", "dis", "mis", "sub", "over", "under", "multi", "inter")
+_MIN_PREFIXED = 4
 
 
 @cache
@@ -36,14 +40,15 @@ def _lexicon() -> frozenset[str]:
 
 def english(word: str) -> bool:
     """Whether `word` is an ordinary English word, not a name or a typo: a lexicon entry, one with a common
-    ending ("beginner", "cheapest"), a compound of two ("drawback", "workout"), or a hyphenated word whose
-    parts all are ("human-shaped")."""
+    ending ("beginner", "cheapest"), a compound of two ("drawback", "workout"), one with a common prefix
+    ("rename"), or a hyphenated word whose parts all are ("human-shaped")."""
     w = word.lower()
     if "-" in w:
         parts = [p for p in w.split("-") if p]
         return bool(parts) and all(english(p) for p in parts)
     return _inflected(w) or any(_inflected(w[:i]) and _inflected(w[i:])
-                                for i in range(_MIN_PART, len(w) - _MIN_PART + 1))
+                                for i in range(_MIN_PART, len(w) - _MIN_PART + 1)) \
+        or any(w.startswith(p) and len(w) - len(p) >= _MIN_PREFIXED and _inflected(w[len(p):]) for p in _PREFIXES)
 
 
 def _inflected(w: str) -> bool:

@@ -114,7 +114,8 @@ class ExtractiveAnswerer:
             return Draft(REFUSAL, refused=True, reason="no_relevant_context")
         question = respell(question, hits, self.retriever.vocabulary)
         subject = summary_subject(question)
-        summed = summary(subject, self.retriever.pages(), hits, retrieve) if subject else None
+        summed = summary(subject, self.retriever.pages(), hits, retrieve,
+                         self.retriever.embed_documents if self._local else None) if subject else None
         if summed is not None:
             return self.compose(*summed)
         unknown, part_hits = self.evidence(question, hits, retrieve, deadline)

@@ -176,7 +176,9 @@ def respell(question: str, hits: Sequence[SearchHit], vocabulary: Callable[[], C
     seen = {w.lower() for hit in hits for w in _WORD.findall(" ".join([hit.text, *hit.payload.heading_path]))}
     seen |= STOP_WORDS
     out = question
-    for word in dict.fromkeys(_WORD.findall(question)):
+    # A hyphenated word is respelt part by part: "co-simulaton" is "co-simulation" when the book says so.
+    words = [p for w in _WORD.findall(question) for p in (w.split("-") if "-" in w else (w,))]
+    for word in dict.fromkeys(words):
         lower = word.lower()
         if lower in seen or not lower.isalpha() or english(lower):
             continue
@@ -184,7 +186,8 @@ def respell(question: str, hits: Sequence[SearchHit], vocabulary: Callable[[], C
         if found is None:
             book = vocabulary()
             found = None if lower in book else closest(lower, book)
-        if found:
+        # "teleoperated" where the book says "teleoperation": another form of a book word, not a typo.
+        if found and tokenize(found) != tokenize(lower):
             out = re.sub(rf"\b{re.escape(word)}\b", found, out)
     return out
 

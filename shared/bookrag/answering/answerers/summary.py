@@ -12,10 +12,12 @@ title), so they are retrieved and may be cited like any other.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+
+import numpy as np
 
 from bookrag.answering.answerers.base import Retrieve
-from bookrag.answering.answerers.candidates import candidates
+from bookrag.answering.answerers.candidates import Candidate, candidates
 from bookrag.answering.answerers.composition import Scored
 from bookrag.answering.answerers.questions import QuestionShape, summary_subject
 from bookrag.domain.models import SearchHit
@@ -29,7 +31,9 @@ __all__ = ["page_hits", "page_named", "summary"]
 # the one that sums up the others ("module 3": its overview, not its assignment, first in file order).
 _FOLDER_PAGE = frozenset({"index", "readme", "overview", "intro", "introduction"})
 _MIN_COVER = 0.5  # the page's title and path name at least half of the subject's words
-_MAX_SECTIONS = 4  # the opening, then the first sentence of up to three sections
+_MAX_SECTIONS = 4  # statements: the opening, then the page's most central ones
+_SUMMARY_CHARS = 600  # about a paragraph, as the answerer's other answers
+_OPENING = 2  # statements of the page's opening section
 _MIN_WORDS = 6  # a sentence shorter than this says too little to stand for its section
 
 
@@ -82,26 +86,64 @@ def _page_search(subject: str, pages: Sequence[tuple[str, str]],
     return source, retrieve(title or subject, page=source)
 
 
-def summary(subject: str, pages: Sequence[tuple[str, str]], hits: Sequence[SearchHit],
-            retrieve: Retrieve) -> tuple[list[Scored], list[SearchHit]] | None:
+def summary(subject: str, pages: Sequence[tuple[str, str]], hits: Sequence[SearchHit], retrieve: Retrieve,
+            embed: Callable[[list[str]], np.ndarray] | None = None) -> tuple[list[Scored], list[SearchHit]] | None:
     """The statements that sum up the page `subject` names, in its order, and the hits they come from; None
-    when no page is named or none of its text was retrieved."""
+    when no page is named or none of its text was retrieved.
+
+    With `embed` (a local embedder), the page's opening and the statements nearest to what the page says as a
+    whole (the centroid of its statements, with its title): a module's "This module covers Gazebo, Unity and
+    Isaac Sim", not its duration. Without, the first statement of each section."""
     found = _page_search(subject, pages, retrieve)
     if found is None:
         return None
     source, searched = found
     page = {h.chunk_id: h for h in [*hits, *searched] if h.source_file == source}
     ordered = sorted(page.values(), key=lambda h: h.chunk_index)
-    chosen: list[Scored] = []
-    sections: set[str] = set()
-    for cand in candidates(ordered, QuestionShape.of(dict(pages)[source])):
-        heading = cand.hit.section_heading
-        if heading in sections or cand.unit.kind != "sentence" or cand.unit.items \
-                or len(cand.unit.text.split()) < _MIN_WORDS:
-            continue
-        sections.add(heading)
-        label = "" if heading == cand.hit.payload.doc_title else SECTION_NUMBER.sub("", heading).strip()
-        chosen.append(Scored(cand.hit, cand.unit, cand.text, 1.0, 1.0, cand.spans, label=label))
-        if len(chosen) == _MAX_SECTIONS:
+    title = dict(pages)[source]
+    units = [c for c in candidates(ordered, QuestionShape.of(title)) if _stands(c)]
+    if not units:
+        return None
+    central = _centrality(title, units, embed) if embed is not None and len(units) > _MAX_SECTIONS \
+        else [-float(i) for i in range(len(units))]
+    opening = next((i for i, c in enumerate(units) if not c.scaffold), 0)
+    keep = {opening}
+    per_section = {units[opening].hit.section_heading: 1}
+    size = len(units[opening].text)
+    for i in sorted(range(len(units)), key=lambda k: central[k], reverse=True):
+        if len(keep) == _MAX_SECTIONS or size >= _SUMMARY_CHARS:
             break
-    return (chosen, ordered) if chosen else None
+        heading = units[i].hit.section_heading
+        # The opening's section may give two statements, any other one; one list in a summary is enough.
+        cap = _OPENING if heading == units[opening].hit.section_heading else 1
+        if i in keep or per_section.get(heading, 0) >= cap or (units[i].unit.items and any(units[k].unit.items
+                                                                                          for k in keep)):
+            continue
+        keep.add(i)
+        size += len(units[i].text)
+        per_section[heading] = per_section.get(heading, 0) + 1
+    chosen: list[Scored] = []
+    labelled: set[str] = set()
+    for i in [opening, *sorted(keep - {opening})]:  # the opening first, as a summary starts, then the book's order
+        cand = units[i]
+        heading = cand.hit.section_heading
+        label = "" if heading == cand.hit.payload.doc_title or heading in labelled \
+            else SECTION_NUMBER.sub("", heading).strip()
+        labelled.add(heading)
+        chosen.append(Scored(cand.hit, cand.unit, cand.text, 1.0, 1.0, cand.spans, block=cand.block, label=label))
+    return chosen, ordered
+
+
+def _centrality(title: str, units: list[Candidate], embed: Callable[[list[str]], np.ndarray]) -> list[float]:
+    """Each statement's cosine with the page's centroid plus its title's vector."""
+    vectors = np.asarray(embed([title, *(c.text for c in units)]), dtype=np.float64)
+    centre = vectors[1:].mean(axis=0)
+    centre = centre / (np.linalg.norm(centre) or 1.0) + vectors[0]
+    return [float(v) for v in vectors[1:] @ centre]
+
+
+def _stands(cand: Candidate) -> bool:
+    """A sentence long enough to stand for its section, or a lead-in with its list."""
+    if cand.unit.items:
+        return bool(cand.block)
+    return cand.unit.kind == "sentence" and len(cand.unit.text.split()) >= _MIN_WORDS
