@@ -3,8 +3,8 @@
 One request:
 1. The query is normalised and validated (`InvalidInputError`: INVALID_QUERY, INVALID_QUERY_LENGTH).
 2. The agent calls the `retrieve_book_context` tool itself (`answering.context.book_context`, the agent's
-   default threshold): retrieval always comes first, whatever the answerer. When no chunk clears the
-   threshold, the gate (`answering.gate`) weighs the nearest chunks: one whose own heading or list
+   default threshold) with the question's typos respelt (`searchable`): retrieval always comes first. When no
+   chunk clears the threshold, the gate (`answering.gate`) weighs the nearest chunks: one whose own heading or list
    labels carry the question's words (a short labelled section, which embeds weakly) is answerable
    evidence; with none, the agent refuses (`no_relevant_context`).
 3. The configured answerer drafts an answer with `[S1]`-style markers (`bookrag.answering.answerers`); an LLM
@@ -56,7 +56,7 @@ from bookrag.answering.answerers.base import (
     is_refusal_text,
 )
 from bookrag.answering.answerers.grounding import Grounder, ground, section_window
-from bookrag.answering.answerers.questions import defined_term, respell
+from bookrag.answering.answerers.questions import defined_term, searchable
 from bookrag.answering.answerers.spans import quotes_for
 from bookrag.answering.answerers.summary import page_hits
 from bookrag.answering.citations import Ledger, verify_citations
@@ -137,14 +137,6 @@ class BookRAGAgent:
         question = validate_query(query)
         return book_context(self.retriever, question, top_k=self._context_size, per_file=self._per_file(question))[1]
 
-    def _searchable(self, question: str) -> str:
-        """`question` respelt with the book's words (`respell`); as typed when the book's words cannot be read:
-        the search that follows then reports what is wrong with the store."""
-        try:
-            return respell(question, (), self.retriever.vocabulary)
-        except errors.StoreError:
-            return question
-
     def _per_file(self, text: str, page: str | None = None) -> int:
         """How many of a retrieval's chunks one file may fill: all within a named page; half the context for
         "What is X?" (the page about X: its sections outrank the opening that defines X); else the cap."""
@@ -175,8 +167,7 @@ class BookRAGAgent:
 
         extra: dict[str, object] = {}
         if conversation is None:
-            # Searched as the reader meant it: "co-simulaton" finds nothing in BM25 and little in MiniLM.
-            standalone, asked, hits = question, question, retrieve(self._searchable(question))
+            standalone, asked, hits = question, question, retrieve(searchable(question, self.retriever.vocabulary))
         else:
             standalone, asked, hits, extra, within = self._converse(question, conversation, deadline, ledger,
                                                                     retrieve)
@@ -317,7 +308,7 @@ class BookRAGAgent:
         within: Section | None = None
         asked = standalone
         if selection is None:
-            hits = retrieve(self._searchable(standalone))
+            hits = retrieve(searchable(standalone, self.retriever.vocabulary))
         else:
             hits, in_book, within = passage_context(self.retriever, selection, standalone, retrieve, ledger.record)
             asked = with_selection(standalone, selection)

@@ -8,6 +8,7 @@ import re
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
+from bookrag import errors
 from bookrag.domain.models import SearchHit
 from bookrag.text.bm25 import STOP_WORDS, tokenize
 from bookrag.text.facets import facets, without_facet_words
@@ -190,6 +191,16 @@ def respell(question: str, hits: Sequence[SearchHit], vocabulary: Callable[[], C
         if found and tokenize(found) != tokenize(lower):
             out = re.sub(rf"\b{re.escape(word)}\b", found, out)
     return out
+
+
+def searchable(question: str, vocabulary: Callable[[], Collection[str]]) -> str:
+    """`question` as the reader meant it, for the search ("co-simulaton" finds nothing in BM25 and little in
+    MiniLM): respelt with the book's words; as typed when they cannot be read, so that the search which follows
+    reports what is wrong with the store."""
+    try:
+        return respell(question, (), vocabulary)
+    except errors.StoreError:
+        return question
 
 
 def named_terms(question: str) -> list[str]:
