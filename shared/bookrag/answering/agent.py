@@ -82,17 +82,14 @@ AGENT_DEADLINE_S = 20.0
 MAX_QUERY_CHARS = POLICIES["agent"].max_query_chars
 NEAREST_SECTIONS = 3
 CONTEXT_SIZE = 5  # chunks per retrieval for an answerer that does not say (`Answerer.context_size`)
-# The refusal sentence and the book's title are left out of the prompt's fingerprint, since legitimate
-# answers contain them.
+# Left out of the prompt's fingerprint: legitimate answers contain the refusal sentence and the book's title.
 _NOT_SECRET = (REFUSAL, "Physical AI & Humanoid Robotics textbook")
 
 
 def validate_query(query: object) -> str:
     """Normalised query; raises `InvalidInputError` (INVALID_QUERY or INVALID_QUERY_LENGTH)."""
-    if not isinstance(query, str):
-        raise errors.InvalidInputError(MESSAGES["InvalidQueryError"], code="INVALID_QUERY", field="query")
     # The one length rule (bookrag.domain.query): characters as sent, then normalised.
-    if not has_visible_character(query):
+    if not isinstance(query, str) or not has_visible_character(query):
         raise errors.InvalidInputError(MESSAGES["InvalidQueryError"], code="INVALID_QUERY", field="query")
     if len(query) > MAX_QUERY_CHARS:
         raise errors.InvalidInputError(f"Query must be at most {MAX_QUERY_CHARS} characters",
@@ -110,8 +107,7 @@ class BookRAGAgent:
         self.answerer = answerer
         self.rewriter: Rewriter = rewriter or OfflineRewriter()
         self._threshold = default_threshold(settings, "agent")
-        # How many chunks each retrieval gives the answerer: an answerer may choose from more than a model
-        # is shown (`Answerer.context_size`).
+        # Chunks per retrieval: an answerer may choose from more than a model is shown (`Answerer.context_size`).
         self._context_size = int(getattr(answerer, "context_size", CONTEXT_SIZE))
         # Grounding reads the cited chunks' surroundings (their section, their subsections) from the store
         # and embeds with the embedder in use.
@@ -136,6 +132,11 @@ class BookRAGAgent:
         """The chunks `run(query)` reads before its answerer writes, without a conversation (`services.suggesting`)."""
         question = validate_query(query)
         return book_context(self.retriever, question, top_k=self._context_size, per_file=self._per_file(question))[1]
+
+    def _vocabulary(self) -> frozenset[str]:
+        # Offline, the book's words come from the local store in ms; a deployment's is remote (a scroll of every
+        # chunk on a cold container) and its embedder reads a typo as the word meant.
+        return self.retriever.vocabulary() if self.retriever.embeds_locally else frozenset()
 
     def _per_file(self, text: str, page: str | None = None) -> int:
         """How many of a retrieval's chunks one file may fill: all within a named page; half the context for
@@ -167,7 +168,7 @@ class BookRAGAgent:
 
         extra: dict[str, object] = {}
         if conversation is None:
-            standalone, asked, hits = question, question, retrieve(searchable(question, self.retriever.vocabulary))
+            standalone, asked, hits = question, question, retrieve(searchable(question, self._vocabulary))
         else:
             standalone, asked, hits, extra, within = self._converse(question, conversation, deadline, ledger,
                                                                     retrieve)
@@ -308,7 +309,7 @@ class BookRAGAgent:
         within: Section | None = None
         asked = standalone
         if selection is None:
-            hits = retrieve(searchable(standalone, self.retriever.vocabulary))
+            hits = retrieve(searchable(standalone, self._vocabulary))
         else:
             hits, in_book, within = passage_context(self.retriever, selection, standalone, retrieve, ledger.record)
             asked = with_selection(standalone, selection)
@@ -360,8 +361,7 @@ class BookRAGAgent:
 
     def _quotes(self, hit: SearchHit, spans: list[tuple[int, int]],
                 support: dict[tuple[str, int, int], float]) -> list[Quote]:
-        """The quotes of `spans`, each with its grounding `support`; their links start with text that is
-        unique on the page (spans.py)."""
+        """The quotes of `spans` with their grounding `support`; each link starts with text unique on its page."""
         if not spans:
             return []
         try:

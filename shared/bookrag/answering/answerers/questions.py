@@ -199,7 +199,7 @@ def searchable(question: str, vocabulary: Callable[[], Collection[str]]) -> str:
     reports what is wrong with the store."""
     try:
         return respell(question, (), vocabulary)
-    except errors.StoreError:
+    except errors.RetrievalError:
         return question
 
 
