@@ -125,6 +125,15 @@ def test_a_product_the_book_never_names_is_refused_though_typed_in_lower_case(ba
     assert ask(bakery, "how does a thermomix knead compared to a spiral mixer").is_refusal
 
 
+def test_an_identifier_the_book_never_uses_counts_as_a_name_though_typed_in_lower_case(bakery: Any) -> None:
+    # An identifier names a package or a function in any book: the gate weighs it as a name, not a reader's word.
+    question = "how do i configure the starter_scheduler package or the feedTimer hook"
+    unknown = bakery.answerer.unknown_terms(question, bakery.context(question))
+
+    assert len(unknown.named) == 2, unknown
+    assert "configur" not in unknown.named  # an English word the book never uses is a reader's word
+
+
 def test_summarize_part_n_answers_from_that_parts_own_page(bakery: Any) -> None:
     # The introduction names Part 3 ("Proceed to Part 3 ..."); Part 3's own page says what it is about.
     response = ask(bakery, "can you summarize part 3 for me")

@@ -280,7 +280,10 @@ class ExtractiveAnswerer:
 
 
 def _unlisted(word: str) -> bool:
-    """A word of letters that no English lexicon lists: a name ("svelte"). Digits alone are a phone number's or
+    """A word of letters that no English lexicon lists: a name ("svelte"); or an identifier, which names a
+    package or a function in any book ("robot_localization", "useQuery"). Digits alone are a phone number's or
     a figure's, not a name (versions and model numbers are `named_terms`)."""
     letters = re.sub(r"[^A-Za-z-]", "", word)
+    if letters and word.strip(".").replace("_", "") == letters and ("_" in word or letters[1:] != letters[1:].lower()):
+        return True
     return bool(letters) and letters == word.strip(".") and not english(letters.lower())
