@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from bookrag.devtools import ops, report
-from bookrag.devtools.console import echo_json, fail
+from bookrag.devtools.console import BookOption, book_container, echo_json, fail
+from bookrag.domain.books import DEFAULT_BOOK
 from bookrag.errors import BookRAGError
 
 if TYPE_CHECKING:
@@ -56,19 +57,18 @@ def ingest(
              "file by file (fast; readers may see old and new files together meanwhile). Default: atomic "
              "for a remote store (QDRANT_URL/QDRANT_HOST) and for an embedded folder that holds versions, "
              "incremental for any other embedded folder.")] = None,
+    book: BookOption = DEFAULT_BOOK,
     title: Annotated[str, typer.Option(
         "--title", help="The book's title, as the model is told it (default: the site's docusaurus.config title, "
                         "else the agent contract's Physical AI & Humanoid Robotics textbook)")] = "",
 ) -> None:
     """Ingest a Docusaurus docs tree into the vector store (see --atomic)."""
-    from bookrag.config.settings import get_settings
     from bookrag.ingestion.ingestor import Ingestor
-    from bookrag.services.container import container_for
     from bookrag.services.suggesting import suggest_pages
 
     try:
-        settings = get_settings()
-        container = container_for(settings)
+        container = book_container(book)
+        settings = container.settings  # QDRANT_COLLECTION made the book's own
         versions = container.versions
         use_atomic = atomic if atomic is not None else versions.atomic_by_default()
         chat = container.chat_model
@@ -123,14 +123,13 @@ def rollback(
     to: Annotated[str | None, typer.Option("--to", help="A kept version's collection (see `bookrag versions`)")]
     = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
+    book: BookOption = DEFAULT_BOOK,
 ) -> None:
     """Switch readers back to the kept previous version of the book, in one step."""
-    from bookrag.config.settings import get_settings
     from bookrag.ingestion.versions import rollback as roll_back
-    from bookrag.services.container import container_for
 
     try:
-        container = container_for(get_settings())
+        container = book_container(book)
         versions = container.versions
         left, now = roll_back(versions, to)
         container.store.refresh()
@@ -146,14 +145,12 @@ def rollback(
 
 
 @app.command()
-def versions(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+def versions(as_json: Annotated[bool, typer.Option("--json")] = False, book: BookOption = DEFAULT_BOOK) -> None:
     """List the kept versions of the book; the live one is marked."""
-    from bookrag.config.settings import get_settings
     from bookrag.ingestion.versions import list_versions
-    from bookrag.services.container import container_for
 
     try:
-        found = list_versions(container_for(get_settings()).versions)
+        found = list_versions(book_container(book).versions)
     except BookRAGError as exc:
         fail(exc, as_json)
         return
