@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 from bookrag.auth.keys import MAX_KEY_CHARS, PUBLISHABLE_PATHS, hash_key, key_id_of
 from bookrag.auth.memory import InMemoryCounter, InMemoryKeyStore
 from bookrag.config.origins import parse_origin
+from bookrag.domain.books import DEFAULT_BOOK
 from bookrag.domain.keys import PUBLISHABLE, SECRET, Counter, KeyRecord, KeyStore, Principal
 from bookrag.errors import (
     BookRAGError,
@@ -141,7 +142,7 @@ class Guard:
         _check_use(record, origin, path)
         return Principal(key_id=record.key_id, owner=record.owner,
                          rate_limit_per_minute=record.rate_limit_per_minute or self.rate_limit_per_minute,
-                         kind=record.kind)
+                         kind=record.kind, books=record.books or (DEFAULT_BOOK,))
 
     def _verify(self, presented: str) -> KeyRecord | None:
         key_id = key_id_of(presented)

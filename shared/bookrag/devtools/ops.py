@@ -113,6 +113,9 @@ def mint_key_cmd(
                               "with a low limit per reader")] = False,
     origin: Annotated[list[str] | None, typer.Option(
         "--origin", help="A site allowed to use the publishable key, e.g. https://book.example (repeat)")] = None,
+    book: Annotated[list[str] | None, typer.Option(
+        "--book", help="A book the key reads (repeat; a publishable key reads exactly one). Default: the default "
+                       "book, the one book of a one-book deployment")] = None,
 ) -> None:
     """Mint an API key: prints the key ONCE; stores only its hash (DynamoDB, or an API_KEY_HASHES entry)."""
     from bookrag.auth.keys import mint_key
@@ -122,9 +125,9 @@ def mint_key_cmd(
                     fg="red", err=True)
         raise typer.Exit(2)
     try:
-        plaintext, record = mint_key(owner, rate_limit_per_minute=rate_limit, origins=origin)
+        plaintext, record = mint_key(owner, rate_limit_per_minute=rate_limit, origins=origin, books=book or ())
     except ValueError as exc:
-        typer.secho(f"--origin: {exc}", fg="red", err=True)
+        typer.secho(f"{'--book' if 'book' in str(exc) else '--origin'}: {exc}", fg="red", err=True)
         raise typer.Exit(2) from None
     if table:
         from bookrag.adapters.dynamodb import build_client, put_key
