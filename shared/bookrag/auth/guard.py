@@ -140,9 +140,12 @@ class Guard:
                 logger.warning("auth failure limit reached", extra={"limit": self.failure_limit_per_minute})
             raise InvalidApiKeyError()
         _check_use(record, origin, path)
+        books = record.books or (DEFAULT_BOOK,)
+        if record.kind == PUBLISHABLE:
+            books = books[:1]  # a web page reads one book, whatever its record lists
         return Principal(key_id=record.key_id, owner=record.owner,
                          rate_limit_per_minute=record.rate_limit_per_minute or self.rate_limit_per_minute,
-                         kind=record.kind, books=record.books or (DEFAULT_BOOK,))
+                         kind=record.kind, books=books)
 
     def _verify(self, presented: str) -> KeyRecord | None:
         key_id = key_id_of(presented)

@@ -11,7 +11,7 @@ import typer
 
 from bookrag.devtools import ops, report
 from bookrag.devtools.console import BookOption, book_container, echo_json, fail
-from bookrag.domain.books import DEFAULT_BOOK
+from bookrag.domain.books import DEFAULT_BOOK, reading
 from bookrag.errors import BookRAGError
 
 if TYPE_CHECKING:
@@ -173,12 +173,14 @@ def retrieve(
     min_score: Annotated[float, typer.Option("--min-score", help="0..1")] = 0.0,
     module: Annotated[str | None, typer.Option("--module", help="Only this module")] = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
+    book: BookOption = DEFAULT_BOOK,
 ) -> None:
     """Retrieve the most relevant chunks for a question."""
     from bookrag.services.python_api import retrieve_chunks
 
     try:
-        chunks = retrieve_chunks(query, top_k=top_k, min_score=min_score, module_name=module)
+        with reading(book_container(book).book_id):
+            chunks = retrieve_chunks(query, top_k=top_k, min_score=min_score, module_name=module)
     except BookRAGError as exc:
         fail(exc, as_json)
         return
@@ -210,6 +212,7 @@ def ask(
     source_url: Annotated[str | None, typer.Option("--source-url", help="The page of the passage")] = None,
     locale: Annotated[str | None, typer.Option("--locale", help="A site's locale to answer from (ur)")] = None,
     version: Annotated[str | None, typer.Option("--version", help="A site's docs version (2.0)")] = None,
+    book: BookOption = DEFAULT_BOOK,
 ) -> None:
     """Answer a question from the book only, with its sources (or refuse); optionally a follow-up
     (--previous, --session-id), a question about a passage (--selected-text), or of a site's locale and
@@ -218,9 +221,10 @@ def ask(
 
     history = [{"question": q} for q in previous] if previous else None
     try:
-        response = run_agent(question, history=history, session_id=session_id, start_session=start_session,
-                             selected_text=selected_text, source_file=source_file, source_url=source_url,
-                             locale=locale, version=version)
+        with reading(book_container(book).book_id):
+            response = run_agent(question, history=history, session_id=session_id, start_session=start_session,
+                                 selected_text=selected_text, source_file=source_file, source_url=source_url,
+                                 locale=locale, version=version)
     except BookRAGError as exc:
         fail(exc, as_json)
         return

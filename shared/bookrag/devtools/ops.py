@@ -10,7 +10,8 @@ from typing import Annotated
 
 import typer
 
-from bookrag.devtools.console import echo_json, fail
+from bookrag.devtools.console import BookOption, book_container, echo_json, fail
+from bookrag.domain.books import DEFAULT_BOOK, reading
 from bookrag.errors import BookRAGError
 
 
@@ -92,7 +93,7 @@ def smoke(
         raise typer.Exit(1)
 
 
-def mcp_cmd() -> None:
+def mcp_cmd(book: BookOption = DEFAULT_BOOK) -> None:
     """Serve the book's MCP tools and documents over stdio (desktop agents, IDEs) on the configured store."""
     import os
 
@@ -101,7 +102,13 @@ def mcp_cmd() -> None:
 
     from bookrag.mcp.server import serve_stdio
 
-    anyio.run(serve_stdio)
+    try:
+        chosen = book_container(book).book_id
+    except BookRAGError as exc:
+        fail(exc)
+        return
+    with reading(chosen):  # the server's tasks start inside this context, and so read this book
+        anyio.run(serve_stdio)
 
 
 def mint_key_cmd(
