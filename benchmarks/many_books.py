@@ -65,6 +65,11 @@ def warm_p50(retriever: Any, asked: list[str], rounds: int) -> dict[str, float]:
             "n": len(ordered)}
 
 
+def rankings(retriever: Any, asked: list[str]) -> list[list[str]]:
+    """Each question's ranked chunk ids and cosines: a book's retrieval quality is a function of these."""
+    return [[f"{h.chunk_id}:{h.score:.5f}" for h in retriever.search(q).hits] for q in asked]
+
+
 def child_real(folder: Path, rounds: int) -> dict[str, Any]:
     from bookrag.config.settings import load_settings
     from bookrag.ingestion.ingestor import Ingestor
@@ -77,6 +82,7 @@ def child_real(folder: Path, rounds: int) -> dict[str, Any]:
     out: dict[str, Any] = {"sample_book": {"chunks": report.chunks_total,
                                            "ingest_s": round(time.perf_counter() - t, 1)}}
     out["one_book"] = {"sample_book_ms": warm_p50(root.retriever, sample, rounds), "peak_rss_mb": rss_mb()}
+    alone = rankings(root.retriever, questions(ROOT / "eval" / "sample-book.jsonl", 1000))
     log(f"one book: {out['one_book']}")
     for book, (docs, _) in REAL_BOOKS.items():
         container = root.book(book)
@@ -88,6 +94,9 @@ def child_real(folder: Path, rounds: int) -> dict[str, Any]:
     for book, (_, asked) in REAL_BOOKS.items():
         three[f"{book}_ms"] = warm_p50(root.book(book).retriever, questions(asked), rounds)
     three["peak_rss_mb"] = rss_mb()
+    beside = rankings(root.retriever, questions(ROOT / "eval" / "sample-book.jsonl", 1000))
+    # Equal rankings for every eval question: the sample book's eval figures are its one-book figures.
+    three["sample_book_rankings_equal"] = f"{sum(a == b for a, b in zip(alone, beside, strict=True))}/{len(alone)}"
     out["three_books"] = three
     return out
 

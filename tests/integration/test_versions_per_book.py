@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from bookrag.adapters.store.qdrant.aliases import QdrantVersions
+from bookrag.adapters.store.qdrant.store import VectorStore
 from bookrag.config.settings import Settings
 from bookrag.domain.book_version import BookVersion
 from bookrag.ingestion.versions import list_versions, publish, rollback
@@ -71,6 +72,8 @@ def test_a_remote_books_rollback_moves_its_own_alias_only(stub: StubServer,
     versions = redux.versions
 
     assert isinstance(versions, QdrantVersions) and versions.alias == "book_chunks--redux"
+    assert isinstance(redux.store, VectorStore) and isinstance(root.store, VectorStore)
+    assert redux.store.client is root.store.client  # one connection pool for every book
     assert versions.versions() == [old, new] and root.versions.versions() == [default]
     assert root.books() == ["default", "redux"]  # "unrelated" is no book of ours
     assert rollback(versions) == (new, old)

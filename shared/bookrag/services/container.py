@@ -239,7 +239,7 @@ class Container(AuthContainer):
         else Qdrant Edge on QDRANT_PATH."""
         from bookrag.adapters.store import build_store
 
-        return build_store(self.settings)
+        return build_store(self.settings, self._parent.store if self._parent is not None else None)
 
     @_network(_networked_store, per_book=True)
     def versions(self) -> VersionedCollections:
