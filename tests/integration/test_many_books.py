@@ -24,6 +24,7 @@ from tests.support.paths import ROOT
 
 BEES_DOCS = ROOT / "tests" / "fixtures" / "second-book" / "docs"
 BEES_TITLE = "Keeping Bees"
+BEES_CHAPTERS = ("Keeping Bees", "Harvesting Honey")
 _BEES_WORDS = re.compile(r"\b(bees?|honey|hives?|beekeeper|colony)\b", re.IGNORECASE)
 
 
@@ -131,13 +132,12 @@ def test_answers_cite_only_the_keys_book(keys: dict[str, str], client: TestClien
     off = post(client, keys["bees"], "/api/answer", {"query": ROBOT_QUESTION})
 
     assert mine.status_code == other.status_code == off.status_code == 200
-    assert mine.json()["sources"] and all(bees(s["section"] + s["chapter"]) or s["chapter"] in
-                                          ("Keeping Bees", "Harvesting Honey") for s in mine.json()["sources"])
+    assert mine.json()["sources"] and all(s["chapter"] in BEES_CHAPTERS for s in mine.json()["sources"])
     assert "centrifugal" in mine.json()["answer"]
-    for response in (other, off):  # the other book's nearest sections, never this one's
-        assert "centrifugal" not in response.json()["answer"]
-    assert not any(s["chapter"] in ("Keeping Bees", "Harvesting Honey") for s in other.json()["sources"])
-    assert all(s["chapter"] in ("Keeping Bees", "Harvesting Honey") for s in off.json()["sources"])
+    assert "centrifugal" not in other.json()["answer"]  # its own book's nearest sections, never the other's
+    assert "ROS" not in off.json()["answer"]
+    assert not any(s["chapter"] in BEES_CHAPTERS for s in other.json()["sources"])
+    assert all(s["chapter"] in BEES_CHAPTERS for s in off.json()["sources"])
 
 
 def test_a_session_stays_in_its_book(keys: dict[str, str], client: TestClient) -> None:
@@ -161,7 +161,7 @@ def test_a_selection_from_another_book_is_never_a_source(keys: dict[str, str], c
 
     assert in_book.status_code == elsewhere.status_code == 200
     assert any(s["chapter"] == "Harvesting Honey" for s in in_book.json()["sources"])
-    assert not any(s["chapter"] in ("Keeping Bees", "Harvesting Honey") for s in elsewhere.json()["sources"])
+    assert not any(s["chapter"] in BEES_CHAPTERS for s in elsewhere.json()["sources"])
 
 
 def mcp_call(client: TestClient, key: str, method: str, params: dict[str, Any], **headers: str) -> Any:
@@ -182,6 +182,14 @@ def test_mcp_serves_the_keys_book_and_names_it(keys: dict[str, str], client: Tes
     other = mcp_call(client, keys["robots"], "tools/call", call)
     listed = {t["name"]: t["description"] for t in mcp_call(client, keys["bees"], "tools/list", {})["tools"]}
     contract = {t["name"]: t["description"] for t in mcp_call(client, keys["robots"], "tools/list", {})["tools"]}
+
+    answered = mcp_call(client, keys["bees"], "tools/call", {"name": "answer_question",
+                                                            "arguments": {"query": BEES_QUESTION}})
+    refused = mcp_call(client, keys["robots"], "tools/call", {"name": "answer_question",
+                                                              "arguments": {"query": BEES_QUESTION}})
+    assert "centrifugal" in answered["structuredContent"]["answer"]
+    assert "centrifugal" not in refused["structuredContent"]["answer"]
+    assert not any(s["chapter"] in BEES_CHAPTERS for s in refused["structuredContent"]["sources"])
 
     texts = [r["content"] for r in mine["structuredContent"]["results"]]
     assert texts and all(bees(t) for t in texts)
