@@ -132,6 +132,13 @@ class KeyScopeError(KeyNotAllowedError):
                       "/api/retrieve)")
 
 
+class BookNotAllowedError(KeyNotAllowedError):
+    """A valid key used for a book it does not hold (issue 38)."""
+
+    code = "BOOK_NOT_ALLOWED"
+    public_message = "This API key does not hold this book"
+
+
 class RateLimitedError(RateLimited, BookRAGError):
     """Too many requests for one API key, or too many failed authentications from one source IP."""
 
@@ -342,6 +349,13 @@ class UnknownQueryError(InvalidInputError):
 
     def __init__(self) -> None:
         super().__init__("Unknown query id", code="QUERY_NOT_FOUND", field="query_id", status=404)
+
+
+class BookNotFoundError(InvalidInputError):
+    """A request or a command names a book the store does not hold (or no valid book id)."""
+
+    def __init__(self) -> None:
+        super().__init__("Unknown book", code="BOOK_NOT_FOUND", field="book", status=404)
 
 
 class FeedbackExistsError(InvalidInputError):

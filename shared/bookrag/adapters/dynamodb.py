@@ -48,6 +48,8 @@ def record_item(record: KeyRecord) -> dict[str, Any]:
     if record.kind != SECRET:
         item["kind"] = {"S": record.kind}
         item["origins"] = {"SS": list(record.origins)}
+    if record.books:
+        item["books"] = {"SS": list(record.books)}
     return item
 
 
@@ -66,7 +68,9 @@ def _record(item: dict[str, Any]) -> KeyRecord | None:
                          created_at=int(item.get("created_at", {}).get("N", 0)),
                          # An item written before key kinds existed is a secret key.
                          kind=item.get("kind", {}).get("S", SECRET),
-                         origins=tuple(sorted(item.get("origins", {}).get("SS", []))))
+                         origins=tuple(sorted(item.get("origins", {}).get("SS", []))),
+                         # A string set has no order: a key's first book is the sorted first.
+                         books=tuple(sorted(item.get("books", {}).get("SS", []))))
     except (KeyError, TypeError, ValueError):
         return None  # a malformed record verifies nothing
 

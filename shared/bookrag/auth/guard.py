@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 from bookrag.auth.keys import MAX_KEY_CHARS, PUBLISHABLE_PATHS, hash_key, key_id_of
 from bookrag.auth.memory import InMemoryCounter, InMemoryKeyStore
 from bookrag.config.origins import parse_origin
+from bookrag.domain.books import DEFAULT_BOOK
 from bookrag.domain.keys import PUBLISHABLE, SECRET, Counter, KeyRecord, KeyStore, Principal
 from bookrag.errors import (
     BookRAGError,
@@ -139,9 +140,12 @@ class Guard:
                 logger.warning("auth failure limit reached", extra={"limit": self.failure_limit_per_minute})
             raise InvalidApiKeyError()
         _check_use(record, origin, path)
+        books = record.books or (DEFAULT_BOOK,)
+        if record.kind == PUBLISHABLE:
+            books = books[:1]  # a web page reads one book, whatever its record lists
         return Principal(key_id=record.key_id, owner=record.owner,
                          rate_limit_per_minute=record.rate_limit_per_minute or self.rate_limit_per_minute,
-                         kind=record.kind)
+                         kind=record.kind, books=books)
 
     def _verify(self, presented: str) -> KeyRecord | None:
         key_id = key_id_of(presented)

@@ -21,6 +21,7 @@ import time
 from collections.abc import Sequence
 
 from bookrag.config.origins import parse_origin
+from bookrag.domain.books import valid_book_id
 from bookrag.domain.keys import PUBLISHABLE, SECRET, KeyRecord
 
 KEY_PREFIX = "brk"
@@ -50,19 +51,25 @@ def key_id_of(plaintext: str) -> str | None:
 
 
 def mint_key(owner: str = "", *, rate_limit_per_minute: int | None = None,
-             origins: Sequence[str] | None = None) -> tuple[str, KeyRecord]:
+             origins: Sequence[str] | None = None, books: Sequence[str] = ()) -> tuple[str, KeyRecord]:
     """A new key: (plaintext to hand to its owner once, record to store). The plaintext is never kept.
 
     With `origins`, a publishable key bound to those sites; raises `ValueError` for an origin that is
-    not `scheme://host[:port]`."""
+    not `scheme://host[:port]`. `books`: the books it reads (none: the default book); a publishable key reads
+    exactly one (a web page shows one book), and a malformed book id is a `ValueError`."""
     key_id = secrets.token_hex(6)
     kind = SECRET if origins is None else PUBLISHABLE
     if kind == PUBLISHABLE and not origins:
         raise ValueError("a publishable key needs at least one origin")
     sites = tuple(dict.fromkeys(parse_origin(o) for o in origins or ()))
+    held = tuple(dict.fromkeys(books))
+    if bad := [b for b in held if not valid_book_id(b)]:
+        raise ValueError(f"not a book id: {bad[0]!r} (lower case letters, digits and single dashes)")
+    if kind == PUBLISHABLE and len(held) > 1:
+        raise ValueError("a publishable key reads exactly one book")
     prefix = f"{KEY_PREFIX}_pub" if kind == PUBLISHABLE else KEY_PREFIX
     plaintext = f"{prefix}_{key_id}_{secrets.token_urlsafe(32)}"
     record = KeyRecord(key_id=key_id, key_hash=hash_key(plaintext), owner=owner,
                        rate_limit_per_minute=rate_limit_per_minute, created_at=int(time.time()),
-                       kind=kind, origins=sites)
+                       kind=kind, origins=sites, books=held)
     return plaintext, record

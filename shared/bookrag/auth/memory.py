@@ -15,13 +15,16 @@ class InMemoryKeyStore:
 
     @classmethod
     def from_setting(cls, entries: str) -> InMemoryKeyStore:
-        """`<key id>:<hash>` entries (secret keys) and `<key id>:<hash>@<origin>|...` (publishable)."""
+        """`<key id>:<hash>` entries (secret keys) and `<key id>:<hash>@<origin>|...` (publishable), each
+        with its books after a `#` (`#bees|redux`; none: the default book)."""
         records = []
         for entry in filter(None, entries.split(",")):
             key_id, rest = entry.split(":", 1)
+            rest, _, books = rest.partition("#")
             key_hash, _, sites = rest.partition("@")
             records.append(KeyRecord(key_id=key_id, key_hash=key_hash, kind=PUBLISHABLE if sites else SECRET,
-                                     origins=tuple(sites.split("|")) if sites else ()))
+                                     origins=tuple(sites.split("|")) if sites else (),
+                                     books=tuple(books.split("|")) if books else ()))
         return cls(records)
 
     def get(self, key_id: str) -> KeyRecord | None:

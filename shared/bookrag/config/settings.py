@@ -56,7 +56,8 @@ def _is_private(host: str) -> bool:
 _KEY_ID = r"[0-9a-f]{12}"
 _ORIGIN = r"https?://[a-z0-9.\-\[\]:]+"
 # `<key id>:<sha256 hex>`, and for a publishable key `@<origin>|<origin>...` (its allowed sites).
-_KEY_HASH_ENTRY = re.compile(rf"^{_KEY_ID}:[0-9a-f]{{64}}(@{_ORIGIN}(\|{_ORIGIN})*)?$")
+_BOOK = r"[a-z0-9](?:[a-z0-9]|-(?!-)){0,39}"  # `domain.books.BOOK_ID_PATTERN` (config sits below domain)
+_KEY_HASH_ENTRY = re.compile(rf"^{_KEY_ID}:[0-9a-f]{{64}}(@{_ORIGIN}(\|{_ORIGIN})*)?(#{_BOOK}(\|{_BOOK})*)?$")
 
 
 class AuthSettings(BaseSettings):
@@ -93,7 +94,7 @@ class AuthSettings(BaseSettings):
         entries = [e.strip() for e in value.split(",") if e.strip()]
         if not entries or not all(_KEY_HASH_ENTRY.match(e) for e in entries):
             # Never echo the value: a pasted plaintext key would end up in the error message.
-            raise ValueError("must be comma-separated '<key id>:<sha256 hex>[@<origin>|...]' entries "
+            raise ValueError("must be comma-separated '<key id>:<sha256 hex>[@<origin>|...][#<book>|...]' entries "
                              "(see bookrag mint-key)")
         return ",".join(entries)
 

@@ -20,3 +20,6 @@ class HealthResponse(BaseModel):
     book_version: str | None = Field(None, description=(
         "The book version this process last served (health makes no store call: null until a request or the "
         "warm-up has read the store)"))
+    books: dict[str, str | None] = Field(default_factory=dict, description=(
+        "Each book this process has served (`default`: the one book of a one-book deployment), with the version "
+        "it last read (null until read)"))

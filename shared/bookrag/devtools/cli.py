@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from bookrag.devtools import ops, report
-from bookrag.devtools.console import echo_json, fail
+from bookrag.devtools.console import BookOption, book_container, echo_json, fail
+from bookrag.domain.books import DEFAULT_BOOK, reading
 from bookrag.errors import BookRAGError
 
 if TYPE_CHECKING:
@@ -56,19 +57,18 @@ def ingest(
              "file by file (fast; readers may see old and new files together meanwhile). Default: atomic "
              "for a remote store (QDRANT_URL/QDRANT_HOST) and for an embedded folder that holds versions, "
              "incremental for any other embedded folder.")] = None,
+    book: BookOption = DEFAULT_BOOK,
     title: Annotated[str, typer.Option(
         "--title", help="The book's title, as the model is told it (default: the site's docusaurus.config title, "
                         "else the agent contract's Physical AI & Humanoid Robotics textbook)")] = "",
 ) -> None:
     """Ingest a Docusaurus docs tree into the vector store (see --atomic)."""
-    from bookrag.config.settings import get_settings
     from bookrag.ingestion.ingestor import Ingestor
-    from bookrag.services.container import container_for
     from bookrag.services.suggesting import suggest_pages
 
     try:
-        settings = get_settings()
-        container = container_for(settings)
+        container = book_container(book)
+        settings = container.settings  # QDRANT_COLLECTION made the book's own
         versions = container.versions
         use_atomic = atomic if atomic is not None else versions.atomic_by_default()
         chat = container.chat_model
@@ -123,14 +123,13 @@ def rollback(
     to: Annotated[str | None, typer.Option("--to", help="A kept version's collection (see `bookrag versions`)")]
     = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
+    book: BookOption = DEFAULT_BOOK,
 ) -> None:
     """Switch readers back to the kept previous version of the book, in one step."""
-    from bookrag.config.settings import get_settings
     from bookrag.ingestion.versions import rollback as roll_back
-    from bookrag.services.container import container_for
 
     try:
-        container = container_for(get_settings())
+        container = book_container(book)
         versions = container.versions
         left, now = roll_back(versions, to)
         container.store.refresh()
@@ -146,14 +145,12 @@ def rollback(
 
 
 @app.command()
-def versions(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+def versions(as_json: Annotated[bool, typer.Option("--json")] = False, book: BookOption = DEFAULT_BOOK) -> None:
     """List the kept versions of the book; the live one is marked."""
-    from bookrag.config.settings import get_settings
     from bookrag.ingestion.versions import list_versions
-    from bookrag.services.container import container_for
 
     try:
-        found = list_versions(container_for(get_settings()).versions)
+        found = list_versions(book_container(book).versions)
     except BookRAGError as exc:
         fail(exc, as_json)
         return
@@ -176,12 +173,14 @@ def retrieve(
     min_score: Annotated[float, typer.Option("--min-score", help="0..1")] = 0.0,
     module: Annotated[str | None, typer.Option("--module", help="Only this module")] = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
+    book: BookOption = DEFAULT_BOOK,
 ) -> None:
     """Retrieve the most relevant chunks for a question."""
     from bookrag.services.python_api import retrieve_chunks
 
     try:
-        chunks = retrieve_chunks(query, top_k=top_k, min_score=min_score, module_name=module)
+        with reading(book_container(book).book_id):
+            chunks = retrieve_chunks(query, top_k=top_k, min_score=min_score, module_name=module)
     except BookRAGError as exc:
         fail(exc, as_json)
         return
@@ -213,6 +212,7 @@ def ask(
     source_url: Annotated[str | None, typer.Option("--source-url", help="The page of the passage")] = None,
     locale: Annotated[str | None, typer.Option("--locale", help="A site's locale to answer from (ur)")] = None,
     version: Annotated[str | None, typer.Option("--version", help="A site's docs version (2.0)")] = None,
+    book: BookOption = DEFAULT_BOOK,
 ) -> None:
     """Answer a question from the book only, with its sources (or refuse); optionally a follow-up
     (--previous, --session-id), a question about a passage (--selected-text), or of a site's locale and
@@ -221,9 +221,10 @@ def ask(
 
     history = [{"question": q} for q in previous] if previous else None
     try:
-        response = run_agent(question, history=history, session_id=session_id, start_session=start_session,
-                             selected_text=selected_text, source_file=source_file, source_url=source_url,
-                             locale=locale, version=version)
+        with reading(book_container(book).book_id):
+            response = run_agent(question, history=history, session_id=session_id, start_session=start_session,
+                                 selected_text=selected_text, source_file=source_file, source_url=source_url,
+                                 locale=locale, version=version)
     except BookRAGError as exc:
         fail(exc, as_json)
         return

@@ -3,11 +3,29 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from bookrag.errors import BookRAGError
+from bookrag.domain.books import DEFAULT_BOOK, valid_book_id
+from bookrag.errors import BookNotFoundError, BookRAGError
+
+if TYPE_CHECKING:
+    from bookrag.services.container import Container
+
+BookOption = Annotated[str, typer.Option(
+    "--book", help=f"The book's id (lower case, digits, dashes); each book has its own versions. Default: "
+                   f"'{DEFAULT_BOOK}', the book of a one-book deployment (QDRANT_COLLECTION itself)")]
+
+
+def book_container(book: str) -> Container:
+    """The container of `book` under the process's settings; `BookNotFoundError` for a malformed id."""
+    from bookrag.config.settings import get_settings
+    from bookrag.services.container import container_for
+
+    if not valid_book_id(book):
+        raise BookNotFoundError()
+    return container_for(get_settings()).book(book)
 
 
 def fail(exc: BookRAGError, as_json: bool = False) -> None:

@@ -10,7 +10,8 @@ from typing import Annotated
 
 import typer
 
-from bookrag.devtools.console import echo_json, fail
+from bookrag.devtools.console import BookOption, book_container, echo_json, fail
+from bookrag.domain.books import DEFAULT_BOOK, reading
 from bookrag.errors import BookRAGError
 
 
@@ -92,7 +93,7 @@ def smoke(
         raise typer.Exit(1)
 
 
-def mcp_cmd() -> None:
+def mcp_cmd(book: BookOption = DEFAULT_BOOK) -> None:
     """Serve the book's MCP tools and documents over stdio (desktop agents, IDEs) on the configured store."""
     import os
 
@@ -101,7 +102,13 @@ def mcp_cmd() -> None:
 
     from bookrag.mcp.server import serve_stdio
 
-    anyio.run(serve_stdio)
+    try:
+        chosen = book_container(book).book_id
+    except BookRAGError as exc:
+        fail(exc)
+        return
+    with reading(chosen):  # the server's tasks start inside this context, and so read this book
+        anyio.run(serve_stdio)
 
 
 def mint_key_cmd(
@@ -113,6 +120,9 @@ def mint_key_cmd(
                               "with a low limit per reader")] = False,
     origin: Annotated[list[str] | None, typer.Option(
         "--origin", help="A site allowed to use the publishable key, e.g. https://book.example (repeat)")] = None,
+    book: Annotated[list[str] | None, typer.Option(
+        "--book", help="A book the key reads (repeat; a publishable key reads exactly one). Default: the default "
+                       "book, the one book of a one-book deployment")] = None,
 ) -> None:
     """Mint an API key: prints the key ONCE; stores only its hash (DynamoDB, or an API_KEY_HASHES entry)."""
     from bookrag.auth.keys import mint_key
@@ -122,9 +132,9 @@ def mint_key_cmd(
                     fg="red", err=True)
         raise typer.Exit(2)
     try:
-        plaintext, record = mint_key(owner, rate_limit_per_minute=rate_limit, origins=origin)
+        plaintext, record = mint_key(owner, rate_limit_per_minute=rate_limit, origins=origin, books=book or ())
     except ValueError as exc:
-        typer.secho(f"--origin: {exc}", fg="red", err=True)
+        typer.secho(f"{'--book' if 'book' in str(exc) else '--origin'}: {exc}", fg="red", err=True)
         raise typer.Exit(2) from None
     if table:
         from bookrag.adapters.dynamodb import build_client, put_key

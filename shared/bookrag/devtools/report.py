@@ -11,7 +11,8 @@ from typing import Annotated
 
 import typer
 
-from bookrag.devtools.console import echo_json, fail
+from bookrag.devtools.console import BookOption, book_container, echo_json, fail
+from bookrag.domain.books import DEFAULT_BOOK
 from bookrag.errors import BookRAGError
 from bookrag.services.insights.model import Latency, Report
 
@@ -37,12 +38,11 @@ def report_cmd(
                                                             "the report extra: pip install 'bookrag[report]')")]
     = None,
     gaps: Annotated[int, typer.Option("--gaps", min=1, max=100, help="Gap clusters shown")] = 15,
+    book: BookOption = DEFAULT_BOOK,
 ) -> None:
     """What readers ask: content gaps (refused and low-confidence questions clustered by topic, with the
     sections where an answer would go), the most asked sections, answers voted down, volume per day,
     refusal rate and latency, from the question log the settings name (local folder or deployed table)."""
-    from bookrag.config.settings import get_settings
-    from bookrag.services.container import container_for
     from bookrag.services.insights.report import build_report
 
     now = time.time()
@@ -57,7 +57,7 @@ def report_cmd(
             typer.secho(f"error: {exc}", fg=typer.colors.RED, err=True)
             raise typer.Exit(2) from None
     try:
-        container = container_for(get_settings())
+        container = book_container(book)
         if container.question_log is None:
             typer.secho("error: the question log is off (QUESTION_LOG=off): there is nothing to report",
                         fg=typer.colors.RED, err=True)

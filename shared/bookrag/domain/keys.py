@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+from bookrag.domain.books import DEFAULT_BOOK
+
 PUBLISHABLE = "publishable"
 SECRET = "secret"
 ANONYMOUS = "anonymous"  # the caller when authentication is off: owns its sessions, signs its log records
@@ -24,11 +26,14 @@ class KeyRecord:
     created_at: int = 0
     kind: str = SECRET  # SECRET or PUBLISHABLE; anything else verifies nothing
     origins: tuple[str, ...] = ()  # a publishable key's sites (`Origin` values)
+    # The books the key reads (`domain.books`); none: the default book, as every key before books existed.
+    books: tuple[str, ...] = ()
 
     def setting_entry(self) -> str:
         """This key's entry for the `API_KEY_HASHES` setting (local `bookrag serve`)."""
         sites = "@" + "|".join(self.origins) if self.kind == PUBLISHABLE else ""
-        return f"{self.key_id}:{self.key_hash}{sites}"
+        books = "#" + "|".join(self.books) if self.books else ""
+        return f"{self.key_id}:{self.key_hash}{sites}{books}"
 
 
 @dataclass(frozen=True)
@@ -39,6 +44,7 @@ class Principal:
     owner: str
     rate_limit_per_minute: int
     kind: str = SECRET
+    books: tuple[str, ...] = (DEFAULT_BOOK,)  # the books it may read, the first read when a request names none
 
 
 class KeyStore(Protocol):

@@ -12,6 +12,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
+from bookrag.domain.books import DEFAULT_BOOK
+
 Route = Literal["answer", "answer_stream", "retrieve", "mcp_answer", "mcp_retrieve"]
 Outcome = Literal["answered", "refused", "error"]
 Rating = Literal["up", "down"]
@@ -43,6 +45,7 @@ class QueryRecord:
     answerer: str  # "extractive", "gemini", ...; "" for retrieval
     key_hash: str  # a hash of the API key's id ("anonymous" when auth is off); never the key
     top_score: float | None = None  # the best retrieved chunk's similarity: low means the book is thin here
+    book: str = DEFAULT_BOOK  # the book the request read (`domain.books`): each book has its own report
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +54,7 @@ class FeedbackRecord:
     rating: Rating
     at: float
     comment: str | None = None  # scrubbed, at most COMMENT_MAX_CHARS
+    book: str = DEFAULT_BOOK  # the book of the vote's request: a vote names only a query of its own book
 
 
 def comments_later(earlier: FeedbackRecord, later: FeedbackRecord) -> bool:

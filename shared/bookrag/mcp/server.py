@@ -33,6 +33,7 @@ from bookrag import errors
 from bookrag.contracts.agent import Response
 from bookrag.contracts.envelope import Envelope, error_body
 from bookrag.contracts.validation import invalid_input, model_codes
+from bookrag.domain.book_version import retitled
 from bookrag.domain.edition import reading
 from bookrag.services.editions import annotate
 from bookrag.services.tools import Tool, registered
@@ -122,6 +123,13 @@ def call_tool_sync(tool: Tool, arguments: dict[str, Any]) -> types.CallToolResul
 # --- resources ------------------------------------------------------------------------------------
 
 
+def _served_title() -> str:
+    from bookrag.services.container import current
+    from bookrag.services.tools import served_title
+
+    return served_title(current())
+
+
 def _toc() -> list[Any]:
     from bookrag.services.book import table_of_contents
     from bookrag.services.container import current
@@ -178,7 +186,12 @@ def _server(tools: tuple[Tool, ...]) -> Server[Any]:
     input_schemas = {d.name: d.input_schema for d in definitions}
 
     async def on_list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=definitions)
+        # Each description names the request's book by its title (the contract's words for its textbook).
+        title = await anyio.to_thread.run_sync(contextvars.copy_context().run, _served_title)
+        if not title:
+            return types.ListToolsResult(tools=definitions)
+        return types.ListToolsResult(tools=[d.model_copy(update={"description": retitled(d.description or "", title)})
+                                            for d in definitions])
 
     async def on_call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         tool = by_name.get(params.name)

@@ -13,12 +13,14 @@ Importing this module is cheap: every SDK is imported inside the builder that ne
 from __future__ import annotations
 
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 from bookrag.config.llm import EXTRACTIVE
 from bookrag.config.settings import AuthSettings, Settings, get_auth_settings, get_settings
+from bookrag.domain.books import DEFAULT_BOOK, books_among, collection_of, current_book
 
 if TYPE_CHECKING:
     from bookrag.adapters.cohere import CohereClient
@@ -40,11 +42,15 @@ NetworkRule = Callable[[Any], bool]
 
 
 class component(Generic[T]):  # lower case: used as a decorator, like `property`
-    """A lazily built, cached attribute of `Container`; `network` says whether a restore drops it."""
+    """A lazily built, cached attribute of `Container`; `network` says whether a restore drops it.
+    `per_book`: each book's container builds its own (the store and what reads it); any other component
+    of a book's container is its parent's, shared by every book of the process."""
 
-    def __init__(self, build: Callable[[Any], T], network: bool | NetworkRule = False) -> None:
+    def __init__(self, build: Callable[[Any], T], network: bool | NetworkRule = False, *,
+                 per_book: bool = False) -> None:
         self.build = build
         self.network = network
+        self.per_book = per_book
         self.name = build.__name__
         self.__doc__ = build.__doc__
 
@@ -60,6 +66,8 @@ class component(Generic[T]):  # lower case: used as a decorator, like `property`
     def __get__(self, obj: AuthContainer | None, owner: type) -> T | component[T]:
         if obj is None:
             return self
+        if obj._parent is not None and not self.per_book:
+            return getattr(obj._parent, self.name)  # type: ignore[no-any-return]
         built = obj._built
         if self.name in built:
             return built[self.name]  # type: ignore[no-any-return]
@@ -72,9 +80,9 @@ class component(Generic[T]):  # lower case: used as a decorator, like `property`
         return self.network(settings) if callable(self.network) else self.network
 
 
-def _network(flag: bool | NetworkRule) -> Callable[[Callable[[Any], T]], component[T]]:
+def _network(flag: bool | NetworkRule, *, per_book: bool = False) -> Callable[[Callable[[Any], T]], component[T]]:
     def wrap(build: Callable[[Any], T]) -> component[T]:
-        return component(build, flag)
+        return component(build, flag, per_book=per_book)
 
     return wrap
 
@@ -97,6 +105,8 @@ def _remote_embedder(settings: Settings) -> bool:
 class AuthContainer:
     """What the API Gateway authorizer needs: the API-key guard and its DynamoDB client, for
     `AuthSettings` (the authorizer validates nothing else). Thread-safe."""
+
+    _parent: Container | None = None  # a book's container: the process's container it shares clients with
 
     def __init__(self, settings: AuthSettings) -> None:
         self.settings = settings
@@ -153,8 +163,52 @@ class Container(AuthContainer):
 
     settings: Settings
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, *, parent: Container | None = None, book: str = DEFAULT_BOOK) -> None:
         super().__init__(settings)
+        self._parent = parent
+        self.book_id = book
+        self._books: dict[str, Container] = {}
+        self._books_seen: tuple[float, list[str]] | None = None
+
+    # --- books (issue 38) ----------------------------------------------------------------------
+
+    def book(self, book: str) -> Container:
+        """The container of `book`: its own store, versions, retriever, answerer and agent (the book's
+        collection, `domain.books.collection_of`), every client and log shared with this container. The
+        default book's container is the process's own."""
+        if self._parent is not None:
+            return self._parent.book(book)
+        if book == DEFAULT_BOOK:
+            return self
+        with self._lock:
+            found = self._books.get(book)
+            if found is None:
+                settings = self.settings.model_copy(
+                    update={"qdrant_collection": collection_of(self.settings.qdrant_collection, book)})
+                found = self._books[book] = Container(settings, parent=self, book=book)
+            return found
+
+    def books(self) -> list[str]:
+        """The books in the store (an alias, pointer or plain collection each), default first; read again
+        after QDRANT_ALIAS_TTL_S, so a book ingested into a live deployment is served without a restart."""
+        if self._parent is not None:
+            return self._parent.books()
+        now = time.monotonic()
+        seen = self._books_seen
+        if seen is None or now - seen[0] >= self.settings.qdrant_alias_ttl_s:
+            seen = self._books_seen = (now, books_among(self.settings.qdrant_collection, self.versions.names()))
+        return seen[1]
+
+    def book_containers(self) -> list[Container]:
+        """The books' containers built so far (the default book's is this one)."""
+        with self._lock:
+            return list(self._books.values())
+
+    def reset_network(self) -> list[str]:
+        dropped = super().reset_network()
+        for child in self.book_containers():
+            dropped.extend(f"{child.book_id}:{name}" for name in child.reset_network())
+        return dropped
 
     # --- clients (adapters) ------------------------------------------------------------------
 
@@ -179,15 +233,15 @@ class Container(AuthContainer):
 
         return build_embedder(self.settings, lambda: self.cohere)
 
-    @_network(_networked_store)
+    @_network(_networked_store, per_book=True)
     def store(self) -> BookStore:
         """The engine `adapters.store` chooses: Qdrant Cloud or a server when QDRANT_URL/QDRANT_HOST is set,
         else Qdrant Edge on QDRANT_PATH."""
         from bookrag.adapters.store import build_store
 
-        return build_store(self.settings)
+        return build_store(self.settings, self._parent.store if self._parent is not None else None)
 
-    @_network(_networked_store)
+    @_network(_networked_store, per_book=True)
     def versions(self) -> VersionedCollections:
         """The book's versions on the store's engine (atomic ingest, rollback); a remote one shares its client."""
         from bookrag.adapters.store import build_versions
@@ -204,13 +258,14 @@ class Container(AuthContainer):
 
         return CohereReranker(self.settings, lambda: self.cohere)
 
-    @_network(lambda s: _networked_store(s) or _remote_embedder(s) or s.cohere_rerank_model is not None)
+    @_network(lambda s: _networked_store(s) or _remote_embedder(s) or s.cohere_rerank_model is not None,
+              per_book=True)
     def retriever(self) -> Retriever:
         from bookrag.retrieval.retriever import Retriever
 
         return Retriever(self.settings, self.embedder, self.store, self.reranker)
 
-    @_network(_calls_a_model)
+    @_network(_calls_a_model, per_book=True)
     def answerer(self) -> Answerer:
         from bookrag.answering.answerers import build_answerer
 
@@ -223,7 +278,7 @@ class Container(AuthContainer):
 
         return build_rewriter(self.settings, self.chat_model)
 
-    @_network(True)
+    @_network(True, per_book=True)
     def agent(self) -> BookRAGAgent:
         from bookrag.answering.agent import BookRAGAgent
 
@@ -289,14 +344,15 @@ def container_for(settings: Settings) -> Container:
 
 
 def current() -> Container:
-    """The container of the process-wide settings. Raises `ConfigError` on a bad configuration."""
-    return container_for(get_settings())
+    """The container of the current request's book (`domain.books.current_book`) under the process-wide
+    settings. Raises `ConfigError` on a bad configuration."""
+    return container_for(get_settings()).book(current_book())
 
 
 def existing() -> list[AuthContainer]:
     """The containers built so far (for a SnapStart restore)."""
     with _containers_lock:
-        return [*_containers.values(), *_auth_containers.values()]
+        return [*_containers.values(), *_auth_containers.values()]  # each resets its books' containers
 
 
 def auth_container() -> AuthContainer:
@@ -316,7 +372,7 @@ def flush_question_log(timeout: float = 1.0) -> bool:
     from bookrag.errors import BookRAGError
 
     try:
-        container = current()
+        container = container_for(get_settings())  # the writer is the process's, shared by its books
     except BookRAGError:
         return True
     if not container.built(Container.question_log_writer.name):

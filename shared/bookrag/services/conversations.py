@@ -21,6 +21,7 @@ from pydantic import ValidationError
 from bookrag.adapters.sessions import encode_turns
 from bookrag.contracts.agent import AnswerRequest, Response
 from bookrag.contracts.validation import invalid_input
+from bookrag.domain.books import DEFAULT_BOOK
 from bookrag.domain.conversation import Conversation, Selection, Session, Turn
 from bookrag.domain.keys import ANONYMOUS
 from bookrag.domain.query import CONVERSATION
@@ -126,6 +127,9 @@ class _Turn:
             if request.selected_text else None
         session: Session | None = None
         now = int(time.time())
+        # A session belongs to its key and its book: a key of several books never carries one book's
+        # conversation into another (the default book's sessions keep the owner they always had).
+        owner = owner if container.book_id == DEFAULT_BOOK else f"{owner}#{container.book_id}"
         if request.session_id:
             session = container.sessions.get(request.session_id, now)
             if session is None or not secrets.compare_digest(session.owner, owner):

@@ -50,6 +50,8 @@ class Container(Protocol):
     @property
     def question_log_writer(self) -> LogWriter | None: ...
 
+    book_id: str  # the book its requests read (`domain.books`)
+
 HEADER = "X-Query-Id"
 TOP_SECTIONS = 5  # the sections a record keeps: enough for "most asked sections" and "where the answer would go"
 
@@ -185,7 +187,8 @@ def _submit(container: Container, entry: Entry, *, outcome: Any, reason: str | N
             query_id=entry.query_id, at=time.time(), route=entry.route, question=entry.question,
             book_version=book_version or "", outcome=outcome, refusal_reason=reason, sections=tuple(top),
             latency_ms=round((time.perf_counter() - entry.started) * 1000, 3), answerer=answerer,
-            key_hash=key_hash(entry.owner), top_score=max((s.score for s in top), default=None)))
+            key_hash=key_hash(entry.owner), top_score=max((s.score for s in top), default=None),
+            book=container.book_id))
     except Exception as exc:
         logger.warning("question log record dropped", extra={"error_class": type(exc).__name__})
 
@@ -205,4 +208,4 @@ def add_feedback(container: Container, query_id: str, rating: Rating, comment: s
     if writer is not None:
         writer.flush(2.0)  # the record of an answer this process has just given
     log.add_feedback(FeedbackRecord(query_id=query_id, rating=rating, at=time.time(),
-                                    comment=scrub(comment) if comment else None))
+                                    comment=scrub(comment) if comment else None, book=container.book_id))

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+from bookrag import errors
 from bookrag.answering.context import book_context, source_summary
 from bookrag.contracts.envelope import Envelope
 from bookrag.contracts.tools import (
@@ -30,6 +31,7 @@ from bookrag.contracts.tools import (
     PerformRetrievalResponse,
     tool_definition,
 )
+from bookrag.domain.book_version import retitled
 from bookrag.domain.models import Filters, SearchHit
 from bookrag.retrieval.retriever import SearchOptions, default_threshold
 from bookrag.services.operations import book_version_label
@@ -39,7 +41,7 @@ if TYPE_CHECKING:
     from bookrag.services.container import Container
 
 Run = Callable[["Container", Any], BaseModel | dict[str, Any]]
-Definition = Callable[["Settings"], dict[str, Any]]
+Definition = Callable[["Settings", str], dict[str, Any]]  # given the settings and the book's title
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,11 +68,22 @@ class Tool:
     listed: bool = True
     definition: Definition | None = None
 
-    def function(self, settings: Settings) -> dict[str, Any]:
-        """Its OpenAI-style function definition, as `GET /api/tools` serves it."""
+    def function(self, settings: Settings, title: str = "") -> dict[str, Any]:
+        """Its OpenAI-style function definition, as `GET /api/tools` serves it for the book titled `title`."""
         if self.definition is not None:
-            return self.definition(settings)
-        return {"name": self.name, "description": self.description, "parameters": self.request.model_json_schema()}
+            return self.definition(settings, title)
+        return {"name": self.name, "description": retitled(self.description, title),
+                "parameters": self.request.model_json_schema()}
+
+
+def served_title(container: Container) -> str:
+    """The title of the book `container` serves, as its live version records it ('' when unknown or when
+    the store cannot say: the contract's own words are then served)."""
+    try:
+        version = container.store.book_version()
+    except errors.BookRAGError:
+        return ""
+    return version.title if version else ""
 
 
 _REGISTRY: dict[str, Tool] = {}
@@ -98,8 +111,8 @@ def contract_tool(name: str, title: str, request: type[BaseModel], response: typ
     """A tool the contracts define: its description and `GET /api/tools` definition are the contract's
     (`min_score`'s default the threshold in force), its REST route `/api/tools/<name>`."""
 
-    def definition(settings: Settings) -> dict[str, Any]:
-        return tool_definition(name, default_threshold(settings, "tool_content"))
+    def definition(settings: Settings, title: str) -> dict[str, Any]:
+        return tool_definition(name, default_threshold(settings, "tool_content"), title)
 
     return Tool(name, title, str(tool_definition(name)["description"]), request, response, run,
                 rest_path=f"/api/tools/{name}", rest_doc=f"The `{name}` agent tool{rest_doc}.",

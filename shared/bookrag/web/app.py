@@ -13,6 +13,7 @@ from bookrag.version import __version__
 from bookrag.web import errors as web_errors
 from bookrag.web.middleware.api_key import ApiKeyAuth
 from bookrag.web.middleware.body_limit import BodySizeLimit
+from bookrag.web.middleware.book import BookChoice
 from bookrag.web.middleware.book_version import BookVersionHeader
 from bookrag.web.middleware.cors import Cors
 from bookrag.web.middleware.retrieval_mode import RetrievalModeHeader
@@ -34,6 +35,8 @@ def create_app(kind: AppKind = "all") -> FastAPI:
     app = FastAPI(title="bookrag", version=__version__, responses=ERROR_RESPONSES, strict_content_type=False,
                   description="Answers questions about a book, and only from the book.")
     web_errors.install(app)
+    # Innermost: the request's book, from its key and the X-Book header or `book` field (a bounded body).
+    app.add_middleware(BookChoice)
     app.add_middleware(BodySizeLimit)
     # Added after the body limit, so outside it: a request without a valid key is refused before its body
     # is even read.

@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from bookrag.adapters.question_log.local import feedback_from_dict, record_from_dict
+from bookrag.domain.books import DEFAULT_BOOK
 from bookrag.domain.question_log import FeedbackRecord, QueryRecord
 from bookrag.errors import FeedbackExistsError, QuestionLogError, UnknownQueryError
 
@@ -42,6 +43,8 @@ def record_item(record: QueryRecord, expires_at: int) -> dict[str, Any]:
         item["refusal_reason"] = {"S": record.refusal_reason}
     if record.top_score is not None:
         item["top_score"] = {"N": repr(record.top_score)}
+    if record.book != DEFAULT_BOOK:
+        item["book"] = {"S": record.book}
     return item
 
 
@@ -90,6 +93,12 @@ class DynamoDBQuestionLog:
         # The vote's time is its first one: a comment attached later (`domain.question_log.comments_later`) keeps it.
         update = "SET rating = :rating, feedback_at = if_not_exists(feedback_at, :at)"
         unvoted = "attribute_not_exists(rating)"
+        # A vote names a query of its own book only: another book's query fails the condition as unknown.
+        if feedback.book == DEFAULT_BOOK:
+            own_book = "attribute_not_exists(book)"
+        else:
+            own_book = "book = :book"
+            values[":book"] = {"S": feedback.book}
         if feedback.comment is not None:
             values[":comment"] = {"S": feedback.comment}
             update += ", #c = :comment"
@@ -97,7 +106,7 @@ class DynamoDBQuestionLog:
         try:
             self._client.update_item(
                 TableName=self._table, Key={"query_id": {"S": feedback.query_id}}, UpdateExpression=update,
-                ConditionExpression=f"attribute_exists(query_id) AND {unvoted} AND expires_at > :now",
+                ConditionExpression=f"attribute_exists(query_id) AND {own_book} AND {unvoted} AND expires_at > :now",
                 ExpressionAttributeValues=values, ReturnValuesOnConditionCheckFailure="ALL_OLD",
                 **({"ExpressionAttributeNames": {"#c": "comment"}} if feedback.comment is not None else {}))
         except ClientError as exc:
@@ -106,7 +115,8 @@ class DynamoDBQuestionLog:
             old = exc.response.get("Item")
             # No item: never logged, or expired and deleted. An item past its expiry DynamoDB has not deleted
             # yet is as unknown.
-            if not old or float(old.get("expires_at", {}).get("N", "0")) <= now:
+            if (not old or float(old.get("expires_at", {}).get("N", "0")) <= now
+                    or old.get("book", {}).get("S", DEFAULT_BOOK) != feedback.book):
                 raise UnknownQueryError() from None
             raise FeedbackExistsError() from None
         except BotoCoreError as exc:

@@ -17,6 +17,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
+from bookrag.domain.books import DEFAULT_BOOK
 from bookrag.domain.question_log import FeedbackRecord, LoggedSection, QueryRecord, comments_later
 from bookrag.errors import FeedbackExistsError, QuestionLogError, UnknownQueryError
 
@@ -26,7 +27,14 @@ T = TypeVar("T", QueryRecord, FeedbackRecord)
 
 
 def record_to_dict(record: QueryRecord) -> dict[str, Any]:
-    return asdict(record)
+    return _booked(asdict(record))
+
+
+def _booked(item: dict[str, Any]) -> dict[str, Any]:
+    """A line names its book unless it is the default one: a one-book deployment's lines stay as they were."""
+    if item.get("book") == DEFAULT_BOOK:
+        del item["book"]
+    return item
 
 
 def record_from_dict(item: dict[str, Any]) -> QueryRecord:
@@ -38,13 +46,14 @@ def record_from_dict(item: dict[str, Any]) -> QueryRecord:
                        question=str(item["question"]), book_version=str(item.get("book_version") or ""),
                        outcome=item["outcome"], refusal_reason=item.get("refusal_reason"), sections=sections,
                        latency_ms=float(item["latency_ms"]), answerer=str(item.get("answerer") or ""),
-                       key_hash=str(item.get("key_hash") or ""), top_score=None if top is None else float(top))
+                       key_hash=str(item.get("key_hash") or ""), top_score=None if top is None else float(top),
+                       book=str(item.get("book") or DEFAULT_BOOK))
 
 
 def feedback_from_dict(item: dict[str, Any]) -> FeedbackRecord:
     comment = item.get("comment")
     return FeedbackRecord(query_id=str(item["query_id"]), rating=item["rating"], at=float(item["at"]),
-                          comment=None if comment is None else str(comment))
+                          comment=None if comment is None else str(comment), book=str(item.get("book") or DEFAULT_BOOK))
 
 
 class LocalQuestionLog:
@@ -52,7 +61,7 @@ class LocalQuestionLog:
         self.folder = folder
         self.retention_s = retention_days * 86_400.0
         self._lock = threading.Lock()
-        self._known: set[str] | None = None  # query ids, read once on the first vote
+        self._known: dict[str, str] | None = None  # query id -> its book, read once on the first vote
         self._voted: dict[str, FeedbackRecord] | None = None
 
     def write(self, records: list[QueryRecord]) -> None:
@@ -63,14 +72,14 @@ class LocalQuestionLog:
         with self._lock:
             self._append(QUESTIONS, lines)
             if self._known is not None:
-                self._known.update(r.query_id for r in records)
+                self._known.update((r.query_id, r.book) for r in records)
 
     def add_feedback(self, feedback: FeedbackRecord) -> None:
         with self._lock:
             if self._known is None or self._voted is None:
-                self._known = {r.query_id for r in self.records(0.0)}
+                self._known = {r.query_id: r.book for r in self.records(0.0)}
                 self._voted = {f.query_id: f for f in self.feedback(0.0)}
-            if feedback.query_id not in self._known:
+            if self._known.get(feedback.query_id) != feedback.book:  # another book's query is as unknown
                 raise UnknownQueryError()
             earlier = self._voted.get(feedback.query_id)
             if earlier is not None:
@@ -78,7 +87,8 @@ class LocalQuestionLog:
                     raise FeedbackExistsError()
                 # The vote keeps its time; the later line carries the comment and replaces it on reading.
                 feedback = replace(earlier, comment=feedback.comment)
-            self._append(FEEDBACK, json.dumps(asdict(feedback), ensure_ascii=False, separators=(",", ":")) + "\n")
+            line = json.dumps(_booked(asdict(feedback)), ensure_ascii=False, separators=(",", ":"))
+            self._append(FEEDBACK, line + "\n")
             self._voted[feedback.query_id] = feedback
 
     def records(self, since: float) -> Iterator[QueryRecord]:

@@ -36,11 +36,14 @@ class Backend:
     store: Callable[[Settings], BookStore]
     versions: Callable[[Settings, BookStore], VersionedCollections]  # given the process's store
     network: bool  # holds connections: dropped after a SnapStart restore, rebuilt on next use
+    # Another book's store beside the process's store (`services.container.Container.book`), sharing what it
+    # can (a remote engine's client and its connections); None: built as `store` builds it.
+    book_store: Callable[[Settings, BookStore], BookStore] | None = None
 
 
 BACKENDS: tuple[Backend, ...] = (
     Backend("qdrant", lambda s: s.qdrant_remote_url is not None, qdrant.build_store, qdrant.build_versions,
-            network=True),
+            network=True, book_store=qdrant.build_book_store),
     Backend("edge", lambda s: s.qdrant_remote_url is None, edge.build_store, edge.build_versions, network=False),
 )
 
@@ -53,8 +56,12 @@ def backend(settings: Settings) -> Backend:
     raise errors.ConfigError("No store backend matches this configuration")
 
 
-def build_store(settings: Settings) -> BookStore:
-    return backend(settings).store(settings)
+def build_store(settings: Settings, beside: BookStore | None = None) -> BookStore:
+    """The store `settings` name; `beside`: the process's store, when this one is another book's."""
+    chosen = backend(settings)
+    if beside is not None and chosen.book_store is not None:
+        return chosen.book_store(settings, beside)
+    return chosen.store(settings)
 
 
 def build_versions(settings: Settings, store: BookStore) -> VersionedCollections:

@@ -150,6 +150,11 @@ class VersionedCollections(Protocol):
 
     def book_version(self, collection: str) -> BookVersion | None: ...
 
+    def names(self) -> list[str]:
+        """Every alias or pointer, and every plain collection, in this store: one per book
+        (`domain.books.books_among` reads the books from them)."""
+        ...
+
 
 def require_embedder(described: dict[str, Any], embedder_name: str, dimension: int) -> None:
     """Raise `EmbedderMismatchError` when the index (`BookStore.describe()`) was built by another embedder."""

@@ -47,8 +47,9 @@ def build_report(container: Container, since: float, *, now: float | None = None
     log = container.question_log
     if log is None:
         raise ConfigError("The question log is off (QUESTION_LOG=off): there is nothing to report")
-    records = list(log.records(since))
-    votes = list(log.feedback(since))
+    # The container's book only (`bookrag report --book`): a book's owner never sees another book's readers.
+    records = [r for r in log.records(since) if r.book == container.book_id]
+    votes = [v for v in log.feedback(since) if v.book == container.book_id]
     outcomes = [r.outcome for r in records]
     answered, refused = outcomes.count("answered"), outcomes.count("refused")
     gaps, notes = _gaps(container, records, gap_clusters)

@@ -23,6 +23,7 @@ from bookrag.services.container import current
 from bookrag.web.errors import error_response
 
 Scope = dict[str, Any]
+BOOKS_STATE = "api_key_books"  # the admitted key's books, for `BookChoice` (absent when keys are off)
 
 
 def caller(scope: Mapping[str, Any]) -> str:
@@ -58,5 +59,7 @@ class ApiKeyAuth:
                 logger.warning("authentication unavailable", extra={"code": exc.code})
             await error_response(scope["path"], exc)(scope, receive, send)
             return
-        scope.setdefault("state", {})["api_key_id"] = principal.key_id
+        state = scope.setdefault("state", {})
+        state["api_key_id"] = principal.key_id
+        state[BOOKS_STATE] = principal.books
         await self.app(scope, receive, send)

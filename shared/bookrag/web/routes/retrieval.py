@@ -18,7 +18,7 @@ from bookrag.services.container import current
 from bookrag.services.editions import edition_headers
 from bookrag.services.operations import rest_retrieve
 from bookrag.services.question_log import Entry
-from bookrag.services.tools import Tool, registered
+from bookrag.services.tools import Tool, registered, served_title
 from bookrag.web.middleware.api_key import caller
 from bookrag.web.middleware.retrieval_mode import DOCUMENTED as RETRIEVAL_MODE
 
@@ -45,10 +45,11 @@ def retrieve(body: RetrieveRequest, request: Request, http: Response) -> dict[st
 
 def list_tools() -> dict[str, Any]:
     """The tool definitions, ready to register with an OpenAI-style function-calling agent; defaults are
-    the ones in force for the configured embedder."""
-    settings = current().settings
-    return {"tools": [{"type": "function", "function": tool.function(settings)} for tool in registered()
-                      if tool.listed]}
+    the ones in force for the configured embedder; descriptions name the request's book by its title."""
+    container = current()
+    title = served_title(container)
+    return {"tools": [{"type": "function", "function": tool.function(container.settings, title)}
+                      for tool in registered() if tool.listed]}
 
 
 def _endpoint(tool: Tool) -> Callable[..., BaseModel | dict[str, Any]]:

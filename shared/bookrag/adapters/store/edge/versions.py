@@ -44,7 +44,7 @@ from bookrag.adapters.store.edge.files import (
 )
 from bookrag.adapters.store.edge.shards import flush_shard, retire
 from bookrag.adapters.store.edge.store import EdgeStore
-from bookrag.adapters.store.port import version_name, version_pattern
+from bookrag.adapters.store.port import VERSION_SEPARATOR, version_name, version_pattern
 from bookrag.domain.book_version import BookVersion
 from bookrag.observability import logger
 
@@ -168,6 +168,18 @@ class EdgeVersions:
 
     def book_version(self, collection: str) -> BookVersion | None:
         return BookVersion.from_dict(read_meta(self.root / collection).get("book_version"))
+
+    def names(self) -> list[str]:
+        """Every book's pointer (`<name>.live`) and every in-place shard folder in `QDRANT_PATH/edge/`."""
+        if not self.root.is_dir():
+            return []
+        found = set()
+        for path in self.root.iterdir():
+            if path.name.endswith(".live"):
+                found.add(path.name.removesuffix(".live"))
+            elif VERSION_SEPARATOR not in path.name and path.is_dir() and has_shard(path):
+                found.add(path.name)
+        return sorted(found)
 
     # -- housekeeping ------------------------------------------------------------------------------
 

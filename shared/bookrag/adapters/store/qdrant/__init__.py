@@ -22,6 +22,13 @@ def build_store(settings: Settings) -> BookStore:
     return VectorStore(settings)
 
 
+def build_book_store(settings: Settings, beside: BookStore) -> BookStore:
+    """Another book's store (its own alias) on `beside`'s client: one connection pool for every book."""
+    from bookrag.adapters.store.qdrant.store import VectorStore
+
+    return VectorStore(settings, beside.client if isinstance(beside, VectorStore) else None)
+
+
 def build_versions(settings: Settings, store: BookStore) -> VersionedCollections:
     """The alias's versions, through `store`'s client (one connection pool per process)."""
     from bookrag.adapters.store.qdrant.aliases import QdrantVersions

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, TypeVar
 
-from bookrag.adapters.store.port import version_name, version_pattern
+from bookrag.adapters.store.port import VERSION_SEPARATOR, version_name, version_pattern
 from bookrag.adapters.store.qdrant.client import translate_qdrant_error
 from bookrag.adapters.store.qdrant.store import VectorStore
 from bookrag.domain.book_version import BookVersion
@@ -69,6 +69,12 @@ class QdrantVersions:
         """This alias's version collections, oldest first."""
         names = [c.name for c in self._call(self.client.get_collections).collections]
         return sorted(n for n in names if self._pattern.fullmatch(n))
+
+    def names(self) -> list[str]:
+        """Every alias, and every collection that is no version (an index from before versions)."""
+        aliases = [a.alias_name for a in self._call(self.client.get_aliases).aliases]
+        plain = [c.name for c in self._call(self.client.get_collections).collections if VERSION_SEPARATOR not in c.name]
+        return sorted({*aliases, *plain})
 
     def new_name(self, version: BookVersion) -> str:
         return version_name(self.alias, version)
