@@ -228,6 +228,7 @@ def test_the_log_feedback_and_report_are_per_book(keys: dict[str, str], client: 
     since = time.time() - 600
     bees_report, robot_report = build_report(root.book("bees"), since), build_report(root, since)
     assert bees_report.questions == 1 and bees_report.votes_down == 1
+    assert (bees_report.as_dict()["book"], robot_report.as_dict()["book"]) == ("bees", "default")
     assert robot_report.questions == 1 and robot_report.votes_down == 0
     records = {r.query_id: r.book for r in root.question_log.records(since)}  # type: ignore[union-attr]
     assert records == {bees_id: "bees", robot_id: "default"}

@@ -93,7 +93,7 @@ def _rate(rate: float | None) -> str:
 
 
 def render_text(report: Report) -> str:
-    lines = [f"What readers ask, since {report.since} ({report.log})", "",
+    lines = [f"What readers ask of book '{report.book}', since {report.since} ({report.log})", "",
              f"{report.questions} questions: {report.answered} answered, {report.refused} refused, "
              f"{report.errors} errors; refusal rate {_rate(report.refusal_rate)}; latency {_ms(report.latency)}; "
              f"votes {report.votes_up} up, {report.votes_down} down"]

@@ -105,6 +105,7 @@ class Report:
     generated_at: str  # ISO 8601, UTC
     since: str
     log: str  # "local:<folder>" or "dynamodb:<table>"
+    book: str  # the book id it reports on (`bookrag report --book`): a log holds every book's records
     questions: int
     answered: int
     refused: int

@@ -56,7 +56,7 @@ def build_report(container: Container, since: float, *, now: float | None = None
     return Report(
         generated_at=_iso(now if now is not None else time.time()), since=_iso(since),
         log=f"dynamodb:{settings.question_log_table}" if settings.question_log_table
-        else f"local:{settings.question_log_path}",
+        else f"local:{settings.question_log_path}", book=container.book_id,
         questions=len(records), answered=answered, refused=refused, errors=outcomes.count("error"),
         refusal_rate=aggregate.refusal_rate(answered, refused),
         votes_up=sum(v.rating == "up" for v in votes), votes_down=sum(v.rating == "down" for v in votes),
