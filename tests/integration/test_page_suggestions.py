@@ -124,3 +124,31 @@ def test_a_configured_model_words_a_question_kept_only_if_it_still_leads_to_its_
                                "robots/sensing.md": ["What is an inertial measurement unit?",
                                                      "What is inertial sensing?"]}
     assert len(stub.calls("/v1/chat/completions")) == 3  # one per question kept
+
+
+def test_a_question_its_page_leads_retrieval_to_but_the_answer_quotes_elsewhere_is_not_kept(tmp_path: Path) -> None:
+    # GIVEN a chapter and the quiz that asks about it: the quiz's question is the quiz's own text, so retrieval
+    # leads with the quiz, while the answer quotes the chapter (a quiz page never leads an answer)
+    from bookrag.config.settings import load_settings
+    from bookrag.ingestion.ingestor import Ingestor
+    from bookrag.services.container import container_for
+    from bookrag.services.suggesting import _agent, _Remembering, leads_to, suggest_pages
+
+    book = _small_book(tmp_path)
+    asked = "How does a standing robot stay balanced over its support polygon?"
+    (book / "robots" / "quiz.md").write_text(f"# Quiz: Balance\n\n## Review Questions\n\n- {asked}\n",
+                                             encoding="utf-8")
+    settings = load_settings(qdrant_path=str(tmp_path / "qdrant"), embedding_provider="local")
+    container = container_for(settings)
+    Ingestor(settings, container.embedder, container.store).run(book)
+    agent = _agent(settings, _Remembering(container.embedder, True), container.store)
+    assert leads_to(agent, asked, "robots/quiz.md")
+    assert "robots/balance.md" in [s.source_file for s in agent.run(asked).sources]
+    # WHEN the pages' questions are found
+    report = suggest_pages(settings, container.embedder, container.store)
+    # THEN the quiz keeps no question the answer does not cite it for, and each kept question cites its page
+    assert asked not in report.per_page["robots/quiz.md"]
+    for page, questions in report.per_page.items():
+        for question in questions:
+            assert page in [s.source_file for s in agent.run(question).sources], (page, question)
+    assert report.per_page["robots/balance.md"]

@@ -39,3 +39,21 @@ def test_a_section_gives_one_candidate_before_any_gives_a_second() -> None:
     ]
     assert candidates(page) == ["What is a node?", "What is a topic?", "What is rclpy?",
                                 "What are the nodes of cloud vs On-Prem deployment?"]
+
+
+def test_a_quiz_question_followed_by_its_options_is_no_candidate() -> None:
+    # Its page asks it and never answers it: the answer is quoted from the chapter it tests.
+    page = [_chunk(0, ["Question 1"], "What is the primary difference between topics and services?\n"
+                                      "a) Topics are asynchronous\nb) Topics use TCP\nc) None"),
+            _chunk(1, ["Review"], "- What is the primary difference between topics and services?")]
+    assert candidates(page) == ["What is the primary difference between topics and services?"]
+    assert candidates(page[:1]) == []
+
+
+def test_a_heading_named_for_a_part_of_the_document_asks_about_its_subject_or_nothing() -> None:
+    page = [_chunk(0, ["Lab Overview"], "This lab runs for two hours."),
+            _chunk(1, ["Module Structure"], "Four chapters and a lab."),
+            _chunk(2, ["Introduction to Gazebo Harmonic"], "Gazebo Harmonic simulates physics."),
+            _chunk(3, ["Lab Overview", "Learning Objectives"], "- Build a node\n- Launch it")]
+    assert candidates(page) == ["What is gazebo harmonic?",
+                                "What are the learning objectives of cloud vs On-Prem deployment?"]

@@ -2,13 +2,18 @@
 
 For every page of a store that has none yet (a new or re-embedded page; an unchanged page keeps its own), its
 candidate questions (`text.page_questions`: its question headings, the terms it defines, its lists) are tried,
-best first, against the agent over that very store, as a reader's click would ask them: a candidate is kept
-when the chunks the agent would answer it from clear the agent's threshold and lead with this page
-(`BookRAGAgent.context`). That is the retrieval the answer is built on, without writing the answer: the
-answerer's statement scores embed every sentence of its eight chunks, which for every candidate of every page
-tripled textbook-2's ingest time (282 s against 130 s, all 178 candidates answered in full), while this check
-costs one query embedding. The full answer is what the tests ask of every question of the sample book, and
-what `benchmarks/suggestions_bench.py` measures on textbook-2 (POST /api/answer, a citation to its page).
+best first, against the extractive agent over that very store, as a reader's click would ask them. A candidate
+is kept only when the agent answers it citing this page (`BookRAGAgent.run`, what POST /api/answer runs): the
+chunks it retrieves may lead with the page while the answer's statements come from another page (a quiz's
+question is answered from its chapter), and 23 of textbook-2's 138 questions were such when the check stopped
+at the retrieval. The full answer is asked only of a candidate whose retrieval already clears the agent's
+threshold and leads with the page (`BookRAGAgent.context`: one query embedding, one search), and no more once
+a page has `PER_PAGE`.
+
+What makes that affordable (`_Remembering`): the answerer embeds every statement of its eight chunks, and the
+candidates of one page read much the same chunks, so each statement's vector is made once per ingest; the
+queries of a page's next candidates are embedded in one batch (the local model's query vector is its document
+vector), which costs half as much as one at a time.
 
 At most `PER_PAGE` are kept and `TRIES` tried per page. With a chat model configured, a kept question is
 reworded by the model and the rewording kept only if it passes the same check. The questions are stored on the
@@ -23,9 +28,13 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+import numpy as np
+
+from bookrag.adapters.embedders import CachedEmbedder
 from bookrag.adapters.store.port import SUGGESTIONS_FIELD
 from bookrag.domain.models import ChunkPayload
 from bookrag.errors import BookRAGError
@@ -33,14 +42,15 @@ from bookrag.observability import logger
 from bookrag.text.page_questions import candidates
 
 if TYPE_CHECKING:
-    from bookrag.adapters.embedders import CachedEmbedder
     from bookrag.adapters.llm.port import ChatModel
     from bookrag.adapters.store.port import BookStore
     from bookrag.answering.agent import BookRAGAgent
     from bookrag.config.settings import Settings
 
 PER_PAGE = 3
-TRIES = 24  # each try is one query embedding and one search
+TRIES = 24  # each try is one query embedding and one search; the full answer only when those lead to the page
+NEAR_TRIES = 3  # full answers for a page no candidate leads to
+QUERY_BATCH = 6  # a page's next candidates embedded together: most pages keep three of their first six
 _FIELDS = ("source_file", "chunk_index", "heading_path", "section_heading", "doc_title", "content_text",
            SUGGESTIONS_FIELD)
 _REWORD = ("Reword this question as a reader of the book would ask it, in one short sentence, keeping its "
@@ -53,30 +63,73 @@ class SuggestReport:
     with_questions: int = 0
     questions: int = 0
     asked: int = 0
+    answered: int = 0  # candidates whose retrieval led to their page, then answered in full
     seconds: float = 0.0
     per_page: dict[str, list[str]] = field(default_factory=dict)
 
 
-def _agent(settings: Settings, embedder: CachedEmbedder, store: BookStore) -> BookRAGAgent:
+class _Remembering(CachedEmbedder):
+    """The container's model, remembering every vector it makes for one ingest's check."""
+
+    def __init__(self, embedder: CachedEmbedder, local: bool) -> None:
+        super().__init__(embedder.inner, 0)
+        self._local = local
+        self._queries: dict[str, np.ndarray] = {}
+        self._documents: dict[str, np.ndarray] = {}
+
+    def expect(self, questions: Sequence[str]) -> None:
+        """Embed the questions about to be asked in one call (a local model only: a remote model embeds a query
+        apart from a document, and is not paid for what is never asked)."""
+        new = [q for q in dict.fromkeys(questions) if q not in self._queries]
+        if self._local and new:
+            self._queries.update(zip(new, self.inner.embed_documents(new), strict=True))
+
+    def embed_query(self, text: str) -> np.ndarray:
+        if text not in self._queries:
+            self._queries[text] = self.inner.embed_query(text)
+        return self._queries[text]
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        new = [t for t in dict.fromkeys(texts) if t not in self._documents]
+        if new:
+            self._documents.update(zip(new, self.inner.embed_documents(new), strict=True))
+        return np.asarray([self._documents[t] for t in texts], dtype=np.float32).reshape(len(texts), self.dimension)
+
+
+def _agent(settings: Settings, embedder: _Remembering, store: BookStore) -> BookRAGAgent:
     """The extractive agent over `store`, whatever answerer the settings configure: the book's own sentences are
     the check, and a page's questions must not cost a model call each."""
     from bookrag.answering.agent import BookRAGAgent
     from bookrag.answering.answerers.extractive import ExtractiveAnswerer
     from bookrag.retrieval.retriever import Retriever
 
-    # The container's embedder as it is: a batch of a page's candidates at once measured slower than one at a
-    # time (the local model pads a batch to its longest text: 51 s of CPU against 15 s on textbook-2).
     retriever = Retriever(settings, embedder, store)
     return BookRAGAgent(settings, retriever, ExtractiveAnswerer(retriever))
 
 
+def _retrieved(agent: BookRAGAgent, question: str) -> list[str]:
+    """The pages of the chunks the agent would answer `question` from (those that clear its threshold)."""
+    try:
+        return [hit.payload.source_file for hit in agent.context(question)]
+    except BookRAGError:
+        return []
+
+
 def leads_to(agent: BookRAGAgent, question: str, source_file: str) -> bool:
     """Whether the agent would answer `question` from chunks that clear its threshold, `source_file` first."""
+    return _retrieved(agent, question)[:1] == [source_file]
+
+
+def answers_from(agent: BookRAGAgent, question: str, source_file: str, *, first: bool = False) -> bool:
+    """Whether the agent answers `question` citing `source_file` (`first`: before any other page), as POST
+    /api/answer would. Its retrieval is searched again: a search costs a few milliseconds, and the statements'
+    vectors are remembered."""
     try:
-        hits = agent.context(question)
+        response = agent.run(question)
     except BookRAGError:
         return False
-    return bool(hits) and hits[0].payload.source_file == source_file
+    cited = [s.source_file for s in response.sources]
+    return not response.is_refusal and source_file in (cited[:1] if first else cited)
 
 
 def _reworded(chat: ChatModel, question: str) -> str | None:
@@ -107,17 +160,35 @@ def suggest_pages(settings: Settings, embedder: CachedEmbedder, store: BookStore
     todo = sorted(set(pages) - done)
     if not todo:
         return report
-    agent = _agent(settings, embedder, store)
+    remembering = _Remembering(embedder, settings.resolved_embedding_provider == "local")
+    agent = _agent(settings, remembering, store)
     for source in todo:
         kept: list[str] = []
-        for question in candidates(pages[source])[:TRIES]:
+        near: list[str] = []  # retrieved with the page, another first
+        tries = candidates(pages[source])[:TRIES]
+        for n, question in enumerate(tries):
+            if n % QUERY_BATCH == 0:
+                remembering.expect(tries[n:n + QUERY_BATCH])
             report.asked += 1
-            if not leads_to(agent, question, source):
+            retrieved = _retrieved(agent, question)
+            if retrieved[:1] != [source]:
+                near += [question] if source in retrieved else []
                 continue
-            if chat is not None and (better := _reworded(chat, question)) and leads_to(agent, better, source):
+            report.answered += 1
+            if not answers_from(agent, question, source):
+                continue
+            if chat is not None and (better := _reworded(chat, question)) and leads_to(agent, better, source) \
+                    and answers_from(agent, better, source):
                 question = better
             kept.append(question)
             if len(kept) == PER_PAGE:
+                break
+        # A page that near-duplicate pages outrank in retrieval ("Module 3 overview" among four overviews) may
+        # still be what the answer quotes first: one such question then, rather than none.
+        for question in near[:0 if kept else NEAR_TRIES]:
+            report.answered += 1
+            if answers_from(agent, question, source, first=True):
+                kept.append(question)
                 break
         store.set_page_suggestions(source, kept)
         report.per_page[source] = kept
@@ -128,5 +199,6 @@ def suggest_pages(settings: Settings, embedder: CachedEmbedder, store: BookStore
     report.seconds = time.perf_counter() - started
     # Debug, not info: the logger writes to stdout, which `bookrag ingest --json` keeps for its one JSON document.
     logger.debug("page questions", extra={"pages": report.pages, "with_questions": report.with_questions,
-                                         "asked": report.asked, "seconds": round(report.seconds, 2)})
+                                         "asked": report.asked, "answered": report.answered,
+                                         "seconds": round(report.seconds, 2)})
     return report

@@ -27,10 +27,19 @@ _DEFINITION = re.compile(r"^(?:(?P<article>an?|the)\s+)?\*\*(?P<term>[^*\n]{2,60
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+\S")
 _GLOSSARY_ITEM = re.compile(r"^\s*[-*+]\s+\*\*(?P<term>[^*\n]{2,60})\*\*\s*[:—–-]\s+\S{2,}")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9+#.'-]*")
+# A multiple-choice option ("a) Reliability policy", "B. Goal, feedback, result"): the line before it is a quiz's
+# question, which its page asks and never answers.
+_OPTION = re.compile(r"^\s*(?:[-*+]\s+)?\(?[a-dA-D][).]\s+\S")
+# A heading's last word naming a part of the document, not a thing it teaches ("Lab Overview", "Module
+# Structure", "Lab Duration", "Analysis Template"): "What is lab overview?" asks about the page, not its subject.
+_DOCUMENT_PART = re.compile(r"\b(?:overview|introduction|structure|outline|duration|template|information|notice|"
+                            r"summary|contents)$", re.IGNORECASE)
+# "Introduction to Gazebo Harmonic": the part is the document's, its subject is what follows.
+_PART_OF = re.compile(r"^(?:an?\s+)?(?:introduction|overview)\s+(?:to|of)\s+", re.IGNORECASE)
 
 
 def _clean_heading(heading: str) -> str:
-    return _NUMBERING.sub("", heading.replace("**", "").replace("`", "")).strip()
+    return _PART_OF.sub("", _NUMBERING.sub("", heading.replace("**", "").replace("`", "")).strip())
 
 
 def _words(text: str) -> list[str]:
@@ -79,7 +88,7 @@ def _names_a_thing(name: str) -> bool:
     """A heading that names a thing, not an action ("Resolving dependencies with rosdep", a step of a how-to):
     asked as "What is ...?", an action reads wrong."""
     first = name.split()[0].lower() if name.split() else ""
-    return _plain(name) and not (first.endswith("ing") and len(first) > 5)
+    return _plain(name) and not (first.endswith("ing") and len(first) > 5) and not _DOCUMENT_PART.search(name)
 
 
 def _plural(name: str) -> bool:
@@ -121,9 +130,12 @@ def _topic(title: str) -> str | None:
 
 def _asked_in_text(text: str) -> str | None:
     """A question the page itself asks in a line of its own (a FAQ, a review list): "- What does DDS do?"."""
-    for line in text.split("\n"):
+    lines = [line for line in text.split("\n") if line.strip()]
+    for n, line in enumerate(lines):
         cleaned = re.sub(r"^\s*(?:[-*+]|\d+[.)])\s+", "", line).replace("**", "").strip()
-        if cleaned.endswith("?") and 4 <= len(_words(cleaned)) <= 14 and cleaned[0].isupper() and "`" not in cleaned:
+        quiz = n + 1 < len(lines) and _OPTION.match(lines[n + 1])
+        if cleaned.endswith("?") and 4 <= len(_words(cleaned)) <= 14 and cleaned[0].isupper() and "`" not in cleaned \
+                and not quiz:
             return cleaned
     return None
 
