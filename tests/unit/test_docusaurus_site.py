@@ -45,6 +45,12 @@ def test_the_literal_configuration_is_read_and_computed_values_are_unknown() -> 
     assert read_config_object("module.exports = function () { return {title: 'x'}; };") == {}
 
 
+def test_an_export_named_in_a_comment_or_a_string_is_not_the_export() -> None:
+    assert read_config_object("/* module.exports = below */ module.exports = {title: 'B'};") == {"title": "B"}
+    assert read_config_object("// export default is not used\nmodule.exports = {title: 'A'};") == {"title": "A"}
+    assert read_config_object("const x = 'module.exports = '; module.exports = {title: 'C'};") == {"title": "C"}
+
+
 def test_the_newest_release_is_served_at_the_route_base_and_the_current_docs_at_next(tmp_path: Path) -> None:
     # Docusaurus's defaults: lastVersion is versions.json's first entry; the docs folder is `next`.
     site = _site(tmp_path, "{}", ["2.0", "1.0"], "['en', 'ur']")

@@ -38,7 +38,6 @@ _TOKEN = re.compile(
     re.S,
 )
 _ESCAPE = re.compile(r"\\(.)", re.S)
-_EXPORT = re.compile(r"module\.exports\s*=|export\s+default\b")
 
 
 def _tokens(source: str) -> list[tuple[str, str]]:
@@ -171,12 +170,12 @@ def read_config_object(source: str) -> dict[str, Any]:
     """The configuration object's literal data; {} when no literal configuration is found."""
     tokens = _tokens(source)
     variables = _top_level_variables(tokens)
-    m = _EXPORT.search(source)
-    if m is None:
+    start = _export_start(tokens)
+    if start is None:
         found = variables.get("config")
         return found if isinstance(found, dict) else {}
     parser = _Parser(tokens, variables)
-    parser.i = len(_tokens(source[: m.end()]))
+    parser.i = start
     # `async () => ({...})` or `function () {...}`: step to the object an arrow function returns.
     while parser.peek()[1] in ("async", "function", "(", ")", "=>") and parser.peek()[0] != "end":
         if parser.peek()[1] == "(" and parser.peek(1)[1] == "{":
@@ -186,3 +185,17 @@ def read_config_object(source: str) -> dict[str, Any]:
         return {}  # a function body builds the configuration: only running it could tell
     value = parser.value()
     return value if isinstance(value, dict) else {}
+
+
+def _export_start(tokens: list[tuple[str, str]]) -> int | None:
+    """The index of the token after `module.exports =` or `export default`, read from the tokens (so never from
+    a comment or a string that mentions them); None when the file exports nothing."""
+    texts = [text for _, text in tokens]
+    for j, (kind, text) in enumerate(tokens):
+        if kind != "name":
+            continue
+        if text == "module" and texts[j + 1:j + 4] == [".", "exports", "="]:
+            return j + 4
+        if text == "export" and texts[j + 1:j + 2] == ["default"]:
+            return j + 2
+    return None
