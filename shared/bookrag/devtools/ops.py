@@ -134,7 +134,7 @@ def mint_key_cmd(
     try:
         plaintext, record = mint_key(owner, rate_limit_per_minute=rate_limit, origins=origin, books=book or ())
     except ValueError as exc:
-        typer.secho(f"{'--book' if 'book' in str(exc) else '--origin'}: {exc}", fg="red", err=True)
+        typer.secho(f"{'--origin' if 'origin' in str(exc) else '--book'}: {exc}", fg="red", err=True)
         raise typer.Exit(2) from None
     if table:
         from bookrag.adapters.dynamodb import build_client, put_key

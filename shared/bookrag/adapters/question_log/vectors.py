@@ -16,6 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
+from bookrag.domain.books import DEFAULT_BOOK, collection_of
+
 FILE = "report-vectors.npz"
 
 
@@ -24,8 +26,9 @@ def _key(embedder: str, text: str) -> bytes:
 
 
 class QuestionVectors:
-    def __init__(self, folder: Path, embedder: str, dimension: int) -> None:
-        self.path = folder / FILE
+    def __init__(self, folder: Path, embedder: str, dimension: int, book: str = DEFAULT_BOOK) -> None:
+        # A file per book: each report keeps only the rows it used, so two books sharing one would wipe each other's.
+        self.path = folder / f"{collection_of(FILE.removesuffix('.npz'), book)}.npz"
         self.embedder = embedder
         self.dimension = dimension
         self.embedded = 0  # rows the last call had to embed (the rest came from the file)

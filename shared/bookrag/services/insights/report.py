@@ -77,7 +77,7 @@ def _gaps(container: Container, records: list[QueryRecord], limit: int) -> tuple
     clusters: list[Cluster] = []
     embedded: dict[str, np.ndarray] = {}
     if questions:
-        vectors = QuestionVectors(settings.question_log_path, embedder.name, embedder.dimension)
+        vectors = QuestionVectors(settings.question_log_path, embedder.name, embedder.dimension, container.book_id)
 
         def embed(texts: list[str]) -> np.ndarray:
             rows = vectors.embed(texts, embedder.embed_documents)
