@@ -193,25 +193,25 @@ class Ingestor:
         if find_config(root) is None:
             site_root = site_of_docs(root)
             self.title = self.title or (site_title(site_root) if site_root else "")
-            files = self._load_folder(root, report, site_root, None)
+            files = self._load_folder(root, report, site_root, None, {})
         else:
             self.site = site = read_site(root)
             self.title = self.title or site.title
             report.warnings.extend(("docusaurus.config", w) for w in site.warnings)
-            files = [f for edition in site.editions for f in self._load_folder(edition.folder, report, root, edition)]
+            readers: dict[Path, tuple[_Partials, str | None]] = {}  # a translation falls back on the default's
+            files = [f for e in site.editions for f in self._load_folder(e.folder, report, root, e, readers)]
         _reading_order(files)
         return files
 
-    def _load_folder(self, folder: Path, report: IngestReport, site: Path | None,
-                     edition: Edition | None) -> list[SourceFile]:
-        """One folder's pages; for a translation, the default locale's page where it has none."""
+    def _load_folder(self, folder: Path, report: IngestReport, site: Path | None, edition: Edition | None,
+                     readers: dict[Path, tuple[_Partials, str | None]]) -> list[SourceFile]:
+        """One folder's pages (a translation's missing ones from the default locale); `readers`: partials read."""
         files: list[SourceFile] = []
         listed = edition.fallback if edition is not None and edition.fallback is not None else folder
         if not listed.is_dir():
             return files
         prefix = edition.key_prefix if edition is not None else ""
         limit = self.settings.max_document_bytes
-        readers: dict[Path, tuple[_Partials, str | None]] = {}
         for path in discover(listed):
             rel = path.relative_to(listed).as_posix()
             own = folder / rel
