@@ -56,7 +56,7 @@ def _is_private(host: str) -> bool:
 _KEY_ID = r"[0-9a-f]{12}"
 _ORIGIN = r"https?://[a-z0-9.\-\[\]:]+"
 # `<key id>:<sha256 hex>`, and for a publishable key `@<origin>|<origin>...` (its allowed sites).
-_BOOK = r"[a-z0-9](?:[a-z0-9]|-(?!-)){0,39}"  # `domain.books.BOOK_ID_PATTERN` (config sits below domain)
+_BOOK = r"[a-z0-9](?:[a-z0-9]|-(?!-)){0,39}"  # `domain.books._BOOK_ID` (config sits below domain)
 _KEY_HASH_ENTRY = re.compile(rf"^{_KEY_ID}:[0-9a-f]{{64}}(@{_ORIGIN}(\|{_ORIGIN})*)?(#{_BOOK}(\|{_BOOK})*)?$")
 
 

@@ -21,8 +21,9 @@ DEFAULT_BOOK = "default"
 BOOK_HEADER = "X-Book"
 BOOK_FIELD = "book"
 # Lower case, digits and single dashes: safe in a collection name, a folder name, a DynamoDB key and a URL.
-BOOK_ID_PATTERN = r"^[a-z0-9](?:[a-z0-9]|-(?!-)){0,39}$"
-_BOOK_ID = re.compile(BOOK_ID_PATTERN)
+# Lower case, digits and single dashes: safe in a collection name, a folder name, a DynamoDB key and a URL.
+# Written again in `config.settings` (_BOOK): importing the settings would load pydantic on a health call.
+_BOOK_ID = re.compile(r"[a-z0-9](?:[a-z0-9]|-(?!-)){0,39}")
 # Between the base collection and a book id: never in a book id (no double dash), never in a version name.
 BOOK_SEPARATOR = "--"
 

@@ -30,6 +30,8 @@ Fusion = Literal["rrf", "dbsf"]
 # Not a chunk's field: the questions its page answers, set on the page's chunks once they are all stored
 # (`services.suggesting`); absent until then, [] for a page that answers none of its candidates.
 SUGGESTIONS_FIELD = "page_suggestions"
+# The payload fields both engines index: those a search filters on (`Filters`) as keywords, and the chunk's place.
+KEYWORD_INDEXES = ("source_file", "module_name", "locale", "version")
 
 
 class BookStore(Protocol):

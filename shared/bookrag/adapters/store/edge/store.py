@@ -45,6 +45,7 @@ from bookrag.adapters.store.edge.shards import (
     shard_config,
 )
 from bookrag.adapters.store.port import (
+    KEYWORD_INDEXES,
     MANIFEST_FIELDS,
     SUGGESTIONS_FIELD,
     BookStore,
@@ -264,10 +265,8 @@ class EdgeStore:
         import qdrant_edge as qe
 
         def indexes(shard: qe.EdgeShard) -> None:
-            for name, schema in (("source_file", qe.PayloadSchemaType.Keyword),
-                                 ("module_name", qe.PayloadSchemaType.Keyword),
-                                 ("locale", qe.PayloadSchemaType.Keyword), ("version", qe.PayloadSchemaType.Keyword),
-                                 ("chunk_index", qe.PayloadSchemaType.Integer)):
+            for name, schema in [*((k, qe.PayloadSchemaType.Keyword) for k in KEYWORD_INDEXES),
+                                 ("chunk_index", qe.PayloadSchemaType.Integer)]:
                 shard.update(qe.UpdateOperation.create_field_index(name, schema))
 
         self._write(indexes)

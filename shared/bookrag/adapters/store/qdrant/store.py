@@ -19,6 +19,7 @@ import numpy as np
 from bookrag import errors
 from bookrag.adapters.retrying import call_with_retries
 from bookrag.adapters.store.port import (
+    KEYWORD_INDEXES,
     MANIFEST_FIELDS,
     SUGGESTIONS_FIELD,
     BookStore,
@@ -194,10 +195,8 @@ class VectorStore:
         ))
         if self.settings.qdrant_remote_url is None:
             return True  # a local-mode test double scans payloads and has no use for (and warns about) indexes
-        for name, schema in (("source_file", qm.PayloadSchemaType.KEYWORD),
-                             ("module_name", qm.PayloadSchemaType.KEYWORD),
-                             ("locale", qm.PayloadSchemaType.KEYWORD), ("version", qm.PayloadSchemaType.KEYWORD),
-                             ("chunk_index", qm.PayloadSchemaType.INTEGER)):
+        for name, schema in [*((k, qm.PayloadSchemaType.KEYWORD) for k in KEYWORD_INDEXES),
+                             ("chunk_index", qm.PayloadSchemaType.INTEGER)]:
             self._write(partial(self.client.create_payload_index, target, name, schema))
         self._checked.add((target, embedder_name, dimension))
         return True
