@@ -53,6 +53,11 @@ class Reading:
     default_locale: str = ""
 
     @property
+    def label(self) -> str:
+        """"ur/2.0": how the interfaces name it (`X-Book-Edition`, MCP `_meta`)."""
+        return f"{self.locale}/{self.version}"
+
+    @property
     def fallbacks(self) -> tuple[str, ...]:
         """Why it differs from the request: `locale`, `version`, `untranslated`."""
         return tuple(k for k, on in (("locale", self.missing_locale), ("version", self.missing_version),

@@ -110,7 +110,7 @@ def call_tool_sync(tool: Tool, arguments: dict[str, Any]) -> types.CallToolResul
     meta = {BOOK_VERSION_META: label} if label else {}
     found = read.get("read")
     if found is not None:  # a site's book: the edition read, and why it is not the one asked for
-        meta[EDITION_META] = f"{found.locale}/{found.version}"
+        meta[EDITION_META] = found.label
         if found.fallbacks:
             meta[EDITION_FALLBACK_META] = ",".join(found.fallbacks)
     if getattr(result, "answer_mode", "") == "quoted":

@@ -57,7 +57,7 @@ def edition_headers(seen: dict[str, Reading]) -> dict[str, str]:
     found = seen.get("read")
     if found is None:
         return {}
-    out = {EDITION_HEADER: f"{found.locale}/{found.version}".encode("ascii", "replace").decode()}
+    out = {EDITION_HEADER: found.label.encode("ascii", "replace").decode()}
     if found.fallbacks:
         out[FALLBACK_HEADER] = ",".join(found.fallbacks)
     return out

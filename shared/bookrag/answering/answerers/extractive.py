@@ -283,7 +283,9 @@ def _unlisted(word: str) -> bool:
     """A word of letters that no English lexicon lists: a name ("svelte"); or an identifier, which names a
     package or a function in any book ("robot_localization", "useQuery"). Digits alone are a phone number's or
     a figure's, not a name (versions and model numbers are `named_terms`)."""
-    letters = re.sub(r"[^A-Za-z-]", "", word)
-    if letters and word.strip(".").replace("_", "") == letters and ("_" in word or letters[1:] != letters[1:].lower()):
-        return True
-    return bool(letters) and letters == word.strip(".") and not english(letters.lower())
+    letters, bare = re.sub(r"[^A-Za-z-]", "", word), word.strip(".")
+    if not letters:
+        return False
+    if bare.replace("_", "") == letters and ("_" in bare or any(c.isupper() for c in letters[1:])):
+        return True  # an identifier: words joined by underscores, or a capital inside ("useQuery")
+    return letters == bare and not english(letters.lower())

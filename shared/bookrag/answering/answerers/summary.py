@@ -73,17 +73,17 @@ def page_hits(question: str, pages: Sequence[tuple[str, str]], retrieve: Retriev
     of the page it names, searched by its title; [] for any other question."""
     subject = summary_subject(question)
     found = _page_search(subject, pages, retrieve) if subject else None
-    return found[1] if found else []
+    return found[2] if found else []
 
 
 def _page_search(subject: str, pages: Sequence[tuple[str, str]],
-                 retrieve: Retrieve) -> tuple[str, list[SearchHit]] | None:
-    """The page `subject` names and its chunks, searched by its title; None when it names none."""
+                 retrieve: Retrieve) -> tuple[str, str, list[SearchHit]] | None:
+    """The page `subject` names, its title and its chunks, searched by its title; None when it names none."""
     source = page_named(subject, pages)
     if source is None:
         return None
     title = dict(pages)[source]
-    return source, retrieve(title or subject, page=source)
+    return source, title, retrieve(title or subject, page=source)
 
 
 def summary(subject: str, pages: Sequence[tuple[str, str]], hits: Sequence[SearchHit], retrieve: Retrieve,
@@ -97,10 +97,9 @@ def summary(subject: str, pages: Sequence[tuple[str, str]], hits: Sequence[Searc
     found = _page_search(subject, pages, retrieve)
     if found is None:
         return None
-    source, searched = found
+    source, title, searched = found
     page = {h.chunk_id: h for h in [*hits, *searched] if h.source_file == source}
     ordered = sorted(page.values(), key=lambda h: h.chunk_index)
-    title = dict(pages)[source]
     units = [c for c in candidates(ordered, QuestionShape.of(title)) if _stands(c)]
     if not units:
         return None

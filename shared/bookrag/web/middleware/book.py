@@ -104,8 +104,8 @@ class BookChoice:
 
 
 def _held(scope: Scope) -> tuple[str, ...] | None:
-    books = (scope.get("state") or {}).get(BOOKS_STATE)
-    return tuple(books) if books is not None else None
+    held: tuple[str, ...] | None = (scope.get("state") or {}).get(BOOKS_STATE)  # the admitted key's, a tuple
+    return held
 
 
 def _known_books() -> list[str]:
