@@ -59,7 +59,10 @@ def bodies() -> st.SearchStrategy[dict[str, Any]]:
     return st.tuples(known, extra).map(lambda pair: {**pair[1], **pair[0]})
 
 
-_ALL_FIELDS = {"query", "top_k", "score_threshold", "min_score", "module_name", "source_file", "query_type"}
+# Every field any request model declares (by name and alias): an "unknown" field must be unknown to all of them.
+# Read from the models, so a field added later (the editions' locale and version) is never drawn as unknown.
+_ALL_FIELDS = {key for model in MODELS for name, field in model.model_fields.items()
+               for key in (name, field.alias) if key}
 
 
 # --- normalisation ----------------------------------------------------------------------------------
