@@ -9,7 +9,7 @@ from bookrag.auth.guard import Guard
 from bookrag.auth.keys import mint_key
 from bookrag.auth.memory import InMemoryCounter, InMemoryKeyStore
 from bookrag.config.settings import load_settings
-from bookrag.domain.books import DEFAULT_BOOK, book_of, books_among, collection_of, current_book, reading
+from bookrag.domain.books import DEFAULT_BOOK, book_of, books_among, collection_of, current_book, reading_book
 from bookrag.errors import BookNotAllowedError, BookNotFoundError, ConfigError
 from bookrag.web.middleware.book import _named_in_body, choose_book
 from tests.support.aws import FakeClock
@@ -27,7 +27,7 @@ def test_the_default_book_keeps_the_collection_and_another_book_its_own_name() -
 
 def test_a_request_reads_the_default_book_unless_a_book_is_set() -> None:
     assert current_book() == DEFAULT_BOOK
-    with reading("bees"):
+    with reading_book("bees"):
         assert current_book() == "bees"
     assert current_book() == DEFAULT_BOOK
 

@@ -11,7 +11,7 @@ import typer
 
 from bookrag.devtools import ops, report
 from bookrag.devtools.console import BookOption, book_container, echo_json, fail
-from bookrag.domain.books import DEFAULT_BOOK, reading
+from bookrag.domain.books import DEFAULT_BOOK, reading_book
 from bookrag.errors import BookRAGError
 
 if TYPE_CHECKING:
@@ -179,7 +179,7 @@ def retrieve(
     from bookrag.services.python_api import retrieve_chunks
 
     try:
-        with reading(book_container(book).book_id):
+        with reading_book(book_container(book).book_id):
             chunks = retrieve_chunks(query, top_k=top_k, min_score=min_score, module_name=module)
     except BookRAGError as exc:
         fail(exc, as_json)
@@ -221,7 +221,7 @@ def ask(
 
     history = [{"question": q} for q in previous] if previous else None
     try:
-        with reading(book_container(book).book_id):
+        with reading_book(book_container(book).book_id):
             response = run_agent(question, history=history, session_id=session_id, start_session=start_session,
                                  selected_text=selected_text, source_file=source_file, source_url=source_url,
                                  locale=locale, version=version)

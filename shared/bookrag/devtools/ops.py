@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from bookrag.devtools.console import BookOption, book_container, echo_json, fail
-from bookrag.domain.books import DEFAULT_BOOK, reading
+from bookrag.domain.books import DEFAULT_BOOK, reading_book
 from bookrag.errors import BookRAGError
 
 
@@ -107,7 +107,7 @@ def mcp_cmd(book: BookOption = DEFAULT_BOOK) -> None:
     except BookRAGError as exc:
         fail(exc)
         return
-    with reading(chosen):  # the server's tasks start inside this context, and so read this book
+    with reading_book(chosen):  # the server's tasks start inside this context, and so read this book
         anyio.run(serve_stdio)
 
 

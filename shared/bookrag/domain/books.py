@@ -59,7 +59,7 @@ def current_book() -> str:
 
 
 @contextmanager
-def reading(book: str) -> Iterator[str]:
+def reading_book(book: str) -> Iterator[str]:
     """Read `book` for the duration of the block (a request, an MCP call, a command)."""
     token = _BOOK.set(book)
     try:

@@ -6,7 +6,7 @@ of its JSON body (taken out before the route validates the body, so the five con
 as they were). A book the store does not hold is 404 BOOK_NOT_FOUND; a book the key does not hold, 403
 BOOK_NOT_ALLOWED. With keys off every book is open and the default book is read unless one is named.
 
-The choice is set as the request's book (`domain.books.reading`): `services.container.current()` then gives
+The choice is set as the request's book (`domain.books.reading_book`): `services.container.current()` then gives
 the book's own container (its store, retriever and agent), so no route or service chooses a book itself.
 Inside the body limit (the body it reads is bounded) and inside the key check (which sets the key's books).
 """
@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from bookrag.auth.guard import OPEN_PATHS
-from bookrag.domain.books import BOOK_FIELD, BOOK_HEADER, DEFAULT_BOOK, reading, valid_book_id
+from bookrag.domain.books import BOOK_FIELD, BOOK_HEADER, DEFAULT_BOOK, reading_book, valid_book_id
 from bookrag.errors import BookNotAllowedError, BookNotFoundError, BookRAGError, InvalidInputError
 from bookrag.web.errors import error_response
 from bookrag.web.middleware.api_key import BOOKS_STATE
@@ -99,7 +99,7 @@ class BookChoice:
         async def replay() -> dict[str, Any]:
             return messages.pop(0) if messages else await receive()
 
-        with reading(book):
+        with reading_book(book):
             await self.app(scope, replay, send)
 
 

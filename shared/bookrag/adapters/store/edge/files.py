@@ -49,9 +49,12 @@ def has_shard(folder: Path) -> bool:
     return (folder / "edge_config.json").is_file()
 
 
+POINTER_SUFFIX = ".live"
+
+
 def pointer_file(root: Path, collection: str) -> Path:
     """Names the live version of `collection` once it has versions."""
-    return root / f"{collection}.live"
+    return root / f"{collection}{POINTER_SUFFIX}"
 
 
 def meta_file(shard: Path) -> Path:

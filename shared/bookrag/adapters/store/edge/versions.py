@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 
 from bookrag import errors
 from bookrag.adapters.store.edge.files import (
+    POINTER_SUFFIX,
     copy_shard,
     edge_dir,
     has_shard,
@@ -175,8 +176,8 @@ class EdgeVersions:
             return []
         found = set()
         for path in self.root.iterdir():
-            if path.name.endswith(".live"):
-                found.add(path.name.removesuffix(".live"))
+            if path.name.endswith(POINTER_SUFFIX):
+                found.add(path.name.removesuffix(POINTER_SUFFIX))
             elif VERSION_SEPARATOR not in path.name and path.is_dir() and has_shard(path):
                 found.add(path.name)
         return sorted(found)
@@ -200,7 +201,7 @@ class EdgeVersions:
         """What a killed publish leaves: half-built versions, and the in-place shard a migration had
         already replaced."""
         live = self.live()
-        ours = {f"{self.alias}.live", f"{self.alias}.json"}
+        ours = {pointer_file(self.root, self.alias).name, meta_file(self.root / self.alias).name}
         names = set()  # a version's folder and its sidecar, once
         for path in list(self.root.iterdir()):
             name = path.name.removesuffix(".tmp")
