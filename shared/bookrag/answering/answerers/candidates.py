@@ -9,8 +9,10 @@ not statements."""
 
 from __future__ import annotations
 
+import math
 import re
 import textwrap
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bookrag.answering.answerers.questions import QuestionShape, asked_words, defines
@@ -110,6 +112,50 @@ def _sides(unit: Unit, around: set[str]) -> frozenset[str]:
 def opening_label(text: str) -> str:
     """The label a statement opens with ("Limitations" of "Limitations: May require ..."), else ''."""
     return text.split(":", 1)[0] if ":" in text[:_MAX_LABEL_CHARS] else ""
+
+
+class Rarity:
+    """How much a question's word, or a heading it names, tells the retrieved sections apart. Read from the
+    retrieved chunks alone, it means the same in any book and needs nothing stored at ingest.
+
+    A word every chunk holds ("redux" in the Redux docs, the question's subject once retrieval has done its
+    work) says little about which statement answers; one only a few hold says more: `weight`, the smooth
+    inverse document frequency of TF-IDF, ln((1 + n) / (1 + df)) + 1, which keeps a common word's weight at 1
+    and a rare one's at most 1 + ln((1 + n) / 2). A question that names a section's heading ("What materials
+    ...?" over "## Materials") points at that section, unless the other retrieved sections are about the same
+    word: among a middleware page's sections, "## Middleware" names what they all discuss (`specific`)."""
+
+    def __init__(self, units: Sequence[Candidate]) -> None:
+        chunks: dict[str, set[str]] = {}
+        self._headed: dict[str, set[str]] = {}
+        for c in units:
+            chunks.setdefault(c.hit.chunk_id, set()).update(c.terms, c.section_terms, c.heading_terms)
+            self._headed.setdefault(c.hit.chunk_id, set()).update(c.section_terms)
+        self._chunks = list(chunks.values())
+        self._weights: dict[str, float] = {}
+
+    def weight(self, word: str) -> float:
+        """0 for a word no chunk holds: it tells no statement from another (the reader's own "people talk
+        about"), and whether the book knows it at all is the gate's question."""
+        if word not in self._weights:
+            df, n = sum(word in c for c in self._chunks), len(self._chunks)
+            self._weights[word] = math.log((1 + n) / (1 + df)) + 1.0 if df else 0.0
+        return self._weights[word]
+
+    def covered(self, found: set[str] | frozenset[str], words: set[str]) -> float:
+        """The weighted share of `words` that `found` holds."""
+        total = sum(self.weight(w) for w in words)
+        return sum(self.weight(w) for w in words & found) / total if total else 0.0
+
+    def specific(self, heading: set[str], chunk_id: str) -> float:
+        """For a statement of chunk `chunk_id`: the share of the other chunks whose own headings lack the
+        heading's rarest word ("Simbody" among simulators' sections: most; "Middleware" among the sections of
+        a page on middleware: few). Headings, not text: a section that mentions "materials" in passing is not
+        about them. Alone, a heading is as specific as can be."""
+        others = [h for c, h in self._headed.items() if c != chunk_id]
+        if not others:
+            return 1.0
+        return 1.0 - min((sum(w in h for h in others) / len(others) for w in heading), default=1.0)
 
 
 def own_headings(hit: SearchHit, unit: Unit) -> list[set[str]]:

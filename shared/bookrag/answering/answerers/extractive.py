@@ -15,10 +15,11 @@ How it decides (deterministic, no network beyond the configured embedder and sto
 3. Each unit is scored by one fitted model (`answerers.scoring`): a logistic regression over features that
    mean the same in any book (the dense cosine from the local embedder, one batched `embed_documents` call
    per question; the share of the question's stemmed words and facets in the unit, its headings, its own
-   section heading; the chunk's retrieval score and rank; the unit's kind and place; the page's kind),
-   weights fit on our own books' answer sets (`make refit`). Each part of a multi-part question is scored
-   the same way on its own. A clause of a question that asks two things is also searched on its own
-   (`part_hits`): its chunks compete for that clause, without their retrieval score for the whole question.
+   section heading, each word weighted by how few retrieved chunks hold it (`candidates.Rarity`); the chunk's
+   retrieval score and rank; the unit's kind and place; the page's kind), weights fit on our own books' answer
+   sets (`make refit`). Each part of a multi-part question is scored the same way on its own. A clause of a
+   question that asks two things is also searched on its own (`part_hits`): its chunks compete for that
+   clause, without their retrieval score for the whole question.
 4. It refuses (`weak_evidence`) when the book is silent (`answering.gate.silent`, fit with the scores):
    from the best statement's score, the retrieval's, and the question's words the book never uses (looked
    up in the retrieved chunks, then, at most 8 lookups within the request's deadline, in the book's sparse
@@ -36,7 +37,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from bookrag.answering.answerers.base import Draft, Retrieve, run_within
-from bookrag.answering.answerers.candidates import Candidate, candidates, own_headings
+from bookrag.answering.answerers.candidates import Candidate, Rarity, candidates, own_headings
 from bookrag.answering.answerers.composition import Calibration, Scored, choose, compose, fitted_calibration
 from bookrag.answering.answerers.questions import (
     QuestionShape,
@@ -231,6 +232,7 @@ class ExtractiveAnswerer:
         queries = [question, *shape.parts]
         cosines = self._cosines(queries, units)
         wanted = [asked_words(q) for q in queries]
+        rarity = Rarity(units)
         x = np.zeros((len(queries), len(units), len(FEATURES)))
         for i, cand in enumerate(units):
             terms = cand.terms
@@ -242,12 +244,15 @@ class ExtractiveAnswerer:
             for k, words in enumerate(wanted):
                 row = {**common,
                        "cosine": max(0.0, float(cosines[k, i])),
-                       "overlap": len(words & terms) / len(words) if words else 0.0,
-                       "heading": len(words & cand.section_terms) / len(words) if words else 0.0,
-                       # Every word of it: a heading that merely shares "humanoid" with the question says nothing.
-                       "named_heading": float(any(own <= words for own in owns)),
+                       "overlap": rarity.covered(terms, words),
+                       "heading": rarity.covered(cand.section_terms, words),
+                       # Every word of it: a heading that merely shares "humanoid" with the question says nothing;
+                       # nor does one every retrieved chunk shares ("Middleware" for a middleware question).
+                       "named_heading": max((rarity.specific(own, cand.hit.chunk_id) for own in owns if own <= words),
+                                            default=0.0),
                        "facet": float(bool(words & cand.sides)),
-                       "typed": float(k == 0 and bool(kind) and any(own == kind for own in owns)),
+                       "typed": max((rarity.specific(own, cand.hit.chunk_id) for own in owns
+                                     if k == 0 and kind and own == kind), default=0.0),
                        # A part's statement is judged with its chunk's retrieval score; for the whole
                        # question, a chunk found for one clause measured that clause, not the question.
                        "chunk": 0.0 if k == 0 and cand.hit.chunk_id in by_part else cand.hit.score}

@@ -29,11 +29,14 @@ __all__ = ["FEATURES", "Weights", "weights"]
 # whether it defines the asked term.
 FEATURES: tuple[str, ...] = (
     "cosine",  # dense cosine between the question and the statement (a lead-in: the better of it and its list)
-    "overlap",  # share of the question's content words (stems, synonyms) in the statement and its headings
-    "heading",  # share of them in its own section's heading (not the page title)
-    "named_heading",  # the question names every word of the heading the statement sits under
+    "overlap",  # share of the question's content words (stems, synonyms) in the statement and its headings, each
+    # weighted by how few of the retrieved chunks hold it (`candidates.Rarity`): "redux" in the Redux docs counts little
+    "heading",  # the same share in its own section's heading (not the page title)
+    "named_heading",  # the question names every word of the heading the statement sits under, times the share of
+    # the other retrieved sections whose headings are not about that word ("Middleware" among middleware sections: low)
     "facet",  # the question asks for a side ("downsides") that labels the statement ("Cons:")
-    "typed",  # its heading is the kind of thing the question asks for by name ("What materials ...?")
+    "typed",  # its heading is the kind of thing the question asks for by name ("What materials ...?"), times that
+    # same share
     "chunk",  # the retrieval's cosine for its chunk (0 for a chunk retrieved for one clause only)
     "unnamed",  # its page, as far as retrieved, never says a name the question gives
     "list_asked",  # a lead-in with its list, for a question that asks for a list
