@@ -11,7 +11,8 @@ Two steps, so that the fit is reproducible without a store or an embedder:
    the local embedder).
 2. `fit TABLE... FOLDER`: the statement score, a ranker drawn towards the hand-set weights it replaced
    (`_rank`), then the gate, a logistic regression (scikit-learn, L2, balanced classes) over each question's
-   best statement under that score and its other features, its bar the one of fewest wrong decisions.
+   best statement under that score and its other features, its bar the highest that refuses at most 2% of
+   the answerable questions (`_bar`).
    Writes `answerer-weights.json` and `gate-weights.json` into FOLDER (`bookrag/data`).
 
 `make refit` runs both on our own books (the sample book and textbook-2's sets). Never on the untuned book
