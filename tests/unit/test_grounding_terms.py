@@ -114,3 +114,18 @@ def test_aligned_polarity_reads_the_half_the_book_affirms_as_affirmed() -> None:
     # "X instead of Y" negates Y only: a claim that states X says what the book says.
     assert aligned_polarity("Python files are then linked.", book) == (0.0, 0.0)
     assert aligned_polarity("The flag copies the Python files.", book) == (0.0, 1.0)
+
+
+def test_a_negated_restrictor_or_comparative_narrows_the_statement_and_does_not_reverse_it() -> None:
+    from bookrag.text.polarity import aligned_polarity
+
+    book = ["The robot connects over 5G, Wi-Fi and Ethernet."]
+    # "not ... alone", "not everything", "no less than": part of the statement still holds, as the book says.
+    assert not reverses("The robot doesn't connect over Wi-Fi alone.", book)
+    assert aligned_polarity("The robot doesn't connect over Wi-Fi alone.", book) == (0.0, 0.0)
+    assert not reverses("The IMU updates at no less than 100 Hz.", ["The IMU updates at a rate of at least 100 Hz."])
+    assert not reverses("The vendor isn't responsible for everything in the cloud.",
+                        ["The vendor is responsible for the security of the cloud."])
+    # A plain negation still reverses, and "less" alone still negates.
+    assert reverses("The robot doesn't connect over Wi-Fi.", book)
+    assert reverses("The IMU needs less calibration.", ["The IMU needs calibration before each run."])
