@@ -129,3 +129,25 @@ def test_a_negated_restrictor_or_comparative_narrows_the_statement_and_does_not_
     # A plain negation still reverses, and "less" alone still negates.
     assert reverses("The robot doesn't connect over Wi-Fi.", book)
     assert reverses("The IMU needs less calibration.", ["The IMU needs calibration before each run."])
+
+
+def test_a_size_written_with_an_x_states_its_figures() -> None:
+    assert numbers("a single 3x3 matrix") == {"3"} and numbers("a 4×4 matrix") == {"4"}
+    book = Evidence.of(hit("Homogeneous coordinates combine a rotation and a translation in one 4x4 matrix."))
+
+    changed = lexical("Homogeneous coordinates combine a rotation and a translation in one 3x3 matrix.", [book])
+    same = lexical("Rotation and translation go into a single 4x4 matrix.", [book])
+
+    assert changed.digits_missing and not changed.numbers_found
+    assert same.numbers_found and not same.digits_missing
+
+
+def test_a_negator_in_a_condition_states_the_case_not_that_it_holds() -> None:
+    from bookrag.text.polarity import aligned_polarity
+
+    book = ["The standard messages fit most applications.", "Custom messages are defined in .msg files."]
+    # "When none of these fit, ...": the claim does not say that they never fit.
+    assert not reverses("When none of the standard messages fit your application, you define custom ones.", book)
+    assert aligned_polarity("If the standard messages don't fit your application, define custom ones.", book)[0] == 0.0
+    # The same negator outside a condition does.
+    assert reverses("None of the standard messages fit most applications.", book)

@@ -6,7 +6,8 @@
   plainly the first term the passage negates ("needs rhythmic inputs" against "without rhythmic
   inputs"); a negator ("not", "no", "never", "cannot", "without", "few" but not "a few", "ignores", ...)
   reaches up to three content words, up to the next punctuation mark; one that reaches a restrictor or a
-  comparative ("not only", "not ... alone", "no less than") narrows the statement and is not read as one; or
+  comparative ("not only", "not ... alone", "no less than") narrows the statement and is not read as one, nor
+  is one in a condition that a comma closes ("when none of these fit, ..."); or
 - the claim uses a word whose antonym the passage uses (a curated list of general English pairs: "extensive" /
   "little", "increase" / "decrease", "required" / "optional", "tightly" / "loosely", ...), and not the word
   itself; or
@@ -82,6 +83,7 @@ _WIDE = 6  # how far a claim's own negator reaches when the book negates a term 
 _RESTRICTORS = frozenset("""only just merely simply solely exclusively alone all every everything everyone always
     necessarily""".split())  # noqa: SIM905 - a word list reads better as text
 _COMPARATIVES = frozenset({"less", "more", "fewer"})
+_CONDITIONS = frozenset({"if", "when", "whenever", "unless", "whether", "once"})
 _SOFT = frozenset({"few", "little"})  # "a few minutes" is not a negation; "few tools" is
 # A negator before a word that negates too says the plain thing ("don't forget X": remember X).
 _UNDONE = frozenset("""forget forgets forgetting ignore ignores ignoring neglect neglects overlook overlooks
@@ -94,7 +96,7 @@ def _tokens(text: str) -> list[str]:
 
 def _is_negator(tokens: list[str], i: int) -> bool:
     word = tokens[i]
-    if (word in NEGATORS or word.endswith("n't")) and _softened(tokens, i):
+    if (word in NEGATORS or word.endswith("n't")) and (_softened(tokens, i) or _conditional(tokens, i)):
         return False
     if word in _COMPARATIVES and i > 0 and _softened(tokens, i - 1):
         return False  # the "less" of "no less than"
@@ -123,6 +125,17 @@ def _softened(tokens: list[str], i: int) -> bool:
         if word in _RESTRICTORS:
             return True
         reached += bool(_term(word))
+    return False
+
+
+def _conditional(tokens: list[str], i: int) -> bool:
+    """A negator in the condition of a clause ("when none of these fit, ...", "if it doesn't respond, ...")
+    states the case the rest is about, not that the case holds."""
+    for word in reversed(tokens[:i]):
+        if word in _STOPS:
+            return False
+        if word in _CONDITIONS:
+            return any(t == "," for t in tokens[i + 1:])  # the condition ends before what it conditions
     return False
 
 
