@@ -151,3 +151,18 @@ def test_a_negator_in_a_condition_states_the_case_not_that_it_holds() -> None:
     assert aligned_polarity("If the standard messages don't fit your application, define custom ones.", book)[0] == 0.0
     # The same negator outside a condition does.
     assert reverses("None of the standard messages fit most applications.", book)
+
+
+def test_a_count_in_words_is_held_by_a_series_the_book_writes_in_one_sentence() -> None:
+    book = Evidence.of(hit("The cost is minimised subject to the model. Where l is the stage cost, l_f is the terminal "
+                           "cost, f represents system dynamics, and g represents constraints."))
+
+    four = lexical("The formulation has four parts: a stage cost, a terminal cost, the dynamics and the constraints.",
+                   [book])
+    five = lexical("The formulation has five parts: a stage cost, a terminal cost, the dynamics and the constraints.",
+                   [book])
+
+    assert four.numbers_found and not four.counts_missing
+    assert five.counts_missing and not five.numbers_found
+    # A count that is not the claim's own list ("for three years") is not held by a series of three.
+    assert lexical("The terms are kept for three years.", [Evidence.of(hit("It is fast, cheap and reliable."))]).counts_missing
