@@ -165,4 +165,5 @@ def test_a_count_in_words_is_held_by_a_series_the_book_writes_in_one_sentence() 
     assert four.numbers_found and not four.counts_missing
     assert five.counts_missing and not five.numbers_found
     # A count that is not the claim's own list ("for three years") is not held by a series of three.
-    assert lexical("The terms are kept for three years.", [Evidence.of(hit("It is fast, cheap and reliable."))]).counts_missing
+    series = Evidence.of(hit("It is fast, cheap and reliable."))
+    assert lexical("The terms are kept for three years.", [series]).counts_missing
