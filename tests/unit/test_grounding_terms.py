@@ -167,3 +167,36 @@ def test_a_count_in_words_is_held_by_a_series_the_book_writes_in_one_sentence() 
     # A count that is not the claim's own list ("for three years") is not held by a series of three.
     series = Evidence.of(hit("It is fast, cheap and reliable."))
     assert lexical("The terms are kept for three years.", [series]).counts_missing
+
+
+def test_a_claim_that_allows_or_asks_what_the_book_forbids_is_a_reversal() -> None:
+    from bookrag.text.stance import contradicts
+
+    book = Evidence.of(hit("Avoid opening the kiln door while it is hot. The guide recommends against running the "
+                           "glaze tests as root."))
+    # Permission or obligation against a prohibition written without a negator ("avoid", "recommend against").
+    assert lexical("Trainees may open the kiln door while it is hot.", [book]).reversed
+    assert lexical("The guide recommends running the glaze tests as root.", [book]).reversed
+    # The same stance, and an obligation that bears on something else, are not.
+    assert not lexical("Trainees should avoid opening the kiln door while it is hot.", [book]).reversed
+    assert not contradicts("Trainees should wait outside the spray booth during a run.",
+                           ["Do not enter the spray booth during a run."])
+    # "Must not" forbids; "need not" only waives, so a claim that permits is not against it.
+    assert contradicts("Visitors can enter the welding bay.", ["Visitors must not enter the welding bay."])
+    assert not contradicts("Visitors can wear gloves in the welding bay.",
+                           ["Visitors need not wear gloves in the bay."])
+
+
+def test_a_claim_that_something_still_holds_against_the_book_saying_it_no_longer_does_is_a_reversal() -> None:
+    from bookrag.text.stance import contradicts
+
+    book = Evidence.of(hit("The legacy launch API is no longer supported in current releases."))
+
+    assert lexical("The legacy launch API is still supported in current releases.", [book]).reversed
+    assert lexical("Current releases continue to support the launch API.",
+                   [Evidence.of(hit("The launch API is deprecated in current releases."))]).reversed
+    # The same stance on both sides, and "legacy" as a name, are not.
+    assert not contradicts("Current releases no longer support the legacy launch API.",
+                           ["The legacy launch API is no longer supported in current releases."])
+    assert not contradicts("The legacy launch API is supported in current releases.",
+                           ["The legacy launch API is supported in current releases."])

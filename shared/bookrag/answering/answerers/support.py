@@ -15,7 +15,9 @@ the chunks it cites (and, when the caller adds them, their neighbours):
   "Ubuntu 20.04" is in the page that warns against it, not in the sentence that says 22.04); a count
   written in words ("three fields") is found when a list of the evidence holds that many items, or when the
   sentence lists that many and a sentence of the evidence writes a series as long ("A, B, and C");
-- `reversed`: it says the opposite of those units (`text.polarity.reverses`);
+- `reversed`: it says the opposite of those units (`text.polarity.reverses`), or asks, allows or says still
+  holds what the close unit it aligns with forbids, waives or says no longer holds (`text.stance.contradicts`:
+  "should approach the robot" against "do not approach the robot", which holds no negator the claim lacks);
 - `claim_negation`, `book_negation`: the polarity of each of its clauses against the close units' clause it
   aligns with (`text.polarity.aligned_polarity`): a negator on one side only.
 
@@ -33,6 +35,7 @@ from bookrag.domain.models import SearchHit
 from bookrag.text.claims import TermIndex, claim_terms, counted, numbers
 from bookrag.text.polarity import aligned_polarity, reverses, swaps
 from bookrag.text.sentences import Unit, extract_units
+from bookrag.text.stance import contradicts
 
 # A unit joins the supporting ones when it brings at least this many of the sentence's terms the
 # better units lack; at most this many units support one sentence.
@@ -162,7 +165,8 @@ def lexical(claim: str, evidences: Sequence[Evidence], counts: frozenset[str] = 
     passages += [nxt.text for e in evidences for u, nxt in zip(e.units, e.units[1:], strict=False)
                  if u.text in passages and nxt.kind == "sentence" and _CONTINUES.match(nxt.text)]
     rows = [u.text for u, shared in scored if len(shared) >= close and u.kind == "row"]
-    reversed_ = (bool(passages) and reverses(claim, passages)) or any(swaps(claim, row) for row in rows)
+    reversed_ = (bool(passages) and (reverses(claim, passages) or contradicts(claim, passages))) or any(
+        swaps(claim, row) for row in rows)
     claim_negation, book_negation = aligned_polarity(claim, passages)
     best = len(scored[0][1]) / len(terms) if scored else 0.0
     return Lexical(coverage, tuple(chosen), numbers_found, reversed_, best, len(terms),
