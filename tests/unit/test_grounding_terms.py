@@ -114,3 +114,89 @@ def test_aligned_polarity_reads_the_half_the_book_affirms_as_affirmed() -> None:
     # "X instead of Y" negates Y only: a claim that states X says what the book says.
     assert aligned_polarity("Python files are then linked.", book) == (0.0, 0.0)
     assert aligned_polarity("The flag copies the Python files.", book) == (0.0, 1.0)
+
+
+def test_a_negated_restrictor_or_comparative_narrows_the_statement_and_does_not_reverse_it() -> None:
+    from bookrag.text.polarity import aligned_polarity
+
+    book = ["The robot connects over 5G, Wi-Fi and Ethernet."]
+    # "not ... alone", "not everything", "no less than": part of the statement still holds, as the book says.
+    assert not reverses("The robot doesn't connect over Wi-Fi alone.", book)
+    assert aligned_polarity("The robot doesn't connect over Wi-Fi alone.", book) == (0.0, 0.0)
+    assert not reverses("The IMU updates at no less than 100 Hz.", ["The IMU updates at a rate of at least 100 Hz."])
+    assert not reverses("The vendor isn't responsible for everything in the cloud.",
+                        ["The vendor is responsible for the security of the cloud."])
+    # A plain negation still reverses, and "less" alone still negates.
+    assert reverses("The robot doesn't connect over Wi-Fi.", book)
+    assert reverses("The IMU needs less calibration.", ["The IMU needs calibration before each run."])
+
+
+def test_a_size_written_with_an_x_states_its_figures() -> None:
+    assert numbers("a single 3x3 matrix") == {"3"} and numbers("a 4×4 matrix") == {"4"}
+    book = Evidence.of(hit("Homogeneous coordinates combine a rotation and a translation in one 4x4 matrix."))
+
+    changed = lexical("Homogeneous coordinates combine a rotation and a translation in one 3x3 matrix.", [book])
+    same = lexical("Rotation and translation go into a single 4x4 matrix.", [book])
+
+    assert changed.digits_missing and not changed.numbers_found
+    assert same.numbers_found and not same.digits_missing
+
+
+def test_a_negator_in_a_condition_states_the_case_not_that_it_holds() -> None:
+    from bookrag.text.polarity import aligned_polarity
+
+    book = ["The standard messages fit most applications.", "Custom messages are defined in .msg files."]
+    # "When none of these fit, ...": the claim does not say that they never fit.
+    assert not reverses("When none of the standard messages fit your application, you define custom ones.", book)
+    assert aligned_polarity("If the standard messages don't fit your application, define custom ones.", book)[0] == 0.0
+    # The same negator outside a condition does.
+    assert reverses("None of the standard messages fit most applications.", book)
+
+
+def test_a_count_in_words_is_held_by_a_series_the_book_writes_in_one_sentence() -> None:
+    book = Evidence.of(hit("The cost is minimised subject to the model. Where l is the stage cost, l_f is the terminal "
+                           "cost, f represents system dynamics, and g represents constraints."))
+
+    four = lexical("The formulation has four parts: a stage cost, a terminal cost, the dynamics and the constraints.",
+                   [book])
+    five = lexical("The formulation has five parts: a stage cost, a terminal cost, the dynamics and the constraints.",
+                   [book])
+
+    assert four.numbers_found and not four.counts_missing
+    assert five.counts_missing and not five.numbers_found
+    # A count that is not the claim's own list ("for three years") is not held by a series of three.
+    series = Evidence.of(hit("It is fast, cheap and reliable."))
+    assert lexical("The terms are kept for three years.", [series]).counts_missing
+
+
+def test_a_claim_that_allows_or_asks_what_the_book_forbids_is_a_reversal() -> None:
+    from bookrag.text.stance import contradicts
+
+    book = Evidence.of(hit("Avoid opening the kiln door while it is hot. The guide recommends against running the "
+                           "glaze tests as root."))
+    # Permission or obligation against a prohibition written without a negator ("avoid", "recommend against").
+    assert lexical("Trainees may open the kiln door while it is hot.", [book]).reversed
+    assert lexical("The guide recommends running the glaze tests as root.", [book]).reversed
+    # The same stance, and an obligation that bears on something else, are not.
+    assert not lexical("Trainees should avoid opening the kiln door while it is hot.", [book]).reversed
+    assert not contradicts("Trainees should wait outside the spray booth during a run.",
+                           ["Do not enter the spray booth during a run."])
+    # "Must not" forbids; "need not" only waives, so a claim that permits is not against it.
+    assert contradicts("Visitors can enter the welding bay.", ["Visitors must not enter the welding bay."])
+    assert not contradicts("Visitors can wear gloves in the welding bay.",
+                           ["Visitors need not wear gloves in the bay."])
+
+
+def test_a_claim_that_something_still_holds_against_the_book_saying_it_no_longer_does_is_a_reversal() -> None:
+    from bookrag.text.stance import contradicts
+
+    book = Evidence.of(hit("The legacy launch API is no longer supported in current releases."))
+
+    assert lexical("The legacy launch API is still supported in current releases.", [book]).reversed
+    assert lexical("Current releases continue to support the launch API.",
+                   [Evidence.of(hit("The launch API is deprecated in current releases."))]).reversed
+    # The same stance on both sides, and "legacy" as a name, are not.
+    assert not contradicts("Current releases no longer support the legacy launch API.",
+                           ["The legacy launch API is no longer supported in current releases."])
+    assert not contradicts("The legacy launch API is supported in current releases.",
+                           ["The legacy launch API is supported in current releases."])

@@ -7,7 +7,8 @@ and writes names that carry a digit as words ("ROS 2" where the book writes "ROS
 - `claim_terms`: lower-cased words, hyphens and slashes split, an acronym followed by a one-digit number
   joined into one name ("ROS 2", "ROS2" -> "ros2": a name, not a number), number words up to twenty
   read as digits, stop words (`text.bm25.STOP_WORDS`) and `FRAMING` words dropped, then the Snowball stem.
-- `numbers`: the figures a claim states, names excluded, thousands separators removed ("$15,000" -> "15000").
+- `numbers`: the figures a claim states, names excluded, thousands separators removed ("$15,000" -> "15000"),
+  a size read as its figures ("3x3" -> 3).
 - `TermIndex.has(term)`: the term or a derivational sibling: two stems match when one is a prefix of the
   other, or when they share a prefix of at least 4 letters and three quarters of the shorter stem
   (Snowball leaves "stabl"/"stabil", "safe"/"safeti", "integr"/"integration"'s "integr" apart or
@@ -48,6 +49,7 @@ _NUMBER_WORDS = {w: str(i) for i, w in enumerate((  # noqa: SIM905 - a word list
 _NUMBER_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "hundred": "100", "thousand": "1000",
                       "half": "50", "quarter": "25"})
 _MIN_PREFIX = 4
+_DIMENSIONS = re.compile(r"(?<=\d)[x×](?=\d)")
 
 
 def _names_joined(text: str) -> str:
@@ -76,7 +78,7 @@ def claim_terms(text: str) -> list[str]:
 
 def numbers(text: str) -> set[str]:
     """The figures `text` states ("22.04", "4-12" -> 4, 12; "four" -> 4), names such as "ROS 2" excluded."""
-    joined = _names_joined(text)
+    joined = _DIMENSIONS.sub(" x ", _names_joined(text))  # "a 3x3 matrix" states 3 (twice): 4x4 is another size
     found = {n.replace(",", "") for n in _NUMBER.findall(joined)}
     found |= {_NUMBER_WORDS[w] for w in re.findall(r"[a-z]+", joined.lower()) if w in _NUMBER_WORDS
               and w not in ("one", "half", "quarter")}  # "one of the remedies" is not a figure

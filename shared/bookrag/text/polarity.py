@@ -5,7 +5,9 @@
 - the claim negates a term the passage states plainly ("no role" against "a crucial role"), or states
   plainly the first term the passage negates ("needs rhythmic inputs" against "without rhythmic
   inputs"); a negator ("not", "no", "never", "cannot", "without", "few" but not "a few", "ignores", ...)
-  reaches up to three content words, up to the next punctuation mark; or
+  reaches up to three content words, up to the next punctuation mark; one that reaches a restrictor or a
+  comparative ("not only", "not ... alone", "no less than") narrows the statement and is not read as one, nor
+  is one in a condition that a comma closes ("when none of these fit, ..."); or
 - the claim uses a word whose antonym the passage uses (a curated list of general English pairs: "extensive" /
   "little", "increase" / "decrease", "required" / "optional", "tightly" / "loosely", ...), and not the word
   itself; or
@@ -77,6 +79,11 @@ _SCOPE = 3  # content words a negator reaches, up to the next punctuation mark o
 _CONTRAST = frozenset({"but", "yet", "while", "whereas", "although", "though"})
 _STOPS = frozenset(".,;:!?()|") | _CONTRAST | {"rather", "instead", "and", "or"}
 _WIDE = 6  # how far a claim's own negator reaches when the book negates a term the claim states
+# Words whose negation narrows a statement (`_softened`): general English restrictors and comparatives.
+_RESTRICTORS = frozenset("""only just merely simply solely exclusively alone all every everything everyone always
+    necessarily""".split())  # noqa: SIM905 - a word list reads better as text
+_COMPARATIVES = frozenset({"less", "more", "fewer"})
+_CONDITIONS = frozenset({"if", "when", "whenever", "unless", "whether", "once"})
 _SOFT = frozenset({"few", "little"})  # "a few minutes" is not a negation; "few tools" is
 # A negator before a word that negates too says the plain thing ("don't forget X": remember X).
 _UNDONE = frozenset("""forget forgets forgetting ignore ignores ignoring neglect neglects overlook overlooks
@@ -89,6 +96,10 @@ def _tokens(text: str) -> list[str]:
 
 def _is_negator(tokens: list[str], i: int) -> bool:
     word = tokens[i]
+    if (word in NEGATORS or word.endswith("n't")) and (_softened(tokens, i) or _conditional(tokens, i)):
+        return False
+    if word in _COMPARATIVES and i > 0 and _softened(tokens, i - 1):
+        return False  # the "less" of "no less than"
     if tokens[i + 1:i + 2] and tokens[i + 1] in _UNDONE:
         return False
     if word in _UNDONE and i > 0 and (tokens[i - 1] in NEGATORS or tokens[i - 1].endswith("n't")):
@@ -98,6 +109,34 @@ def _is_negator(tokens: list[str], i: int) -> bool:
     if word in _SOFT:
         return i == 0 or tokens[i - 1] != "a"
     return word in NEGATORS or word.endswith("n't")
+
+
+def _softened(tokens: list[str], i: int) -> bool:
+    """A negator that reaches a restrictor or a comparative narrows a statement rather than reversing it:
+    "doesn't rely on Wi-Fi alone", "not only", "isn't responsible for everything" (part of it still holds),
+    "no less than 100 Hz" (at least 100 Hz)."""
+    ahead = tokens[i + 1:i + 3]
+    if len(ahead) == 2 and ahead[1] == "than" and (ahead[0] in _COMPARATIVES or ahead[0].endswith("er")):
+        return True
+    reached = 0
+    for word in tokens[i + 1:]:
+        if word in _STOPS or reached > _SCOPE:
+            return False
+        if word in _RESTRICTORS:
+            return True
+        reached += bool(_term(word))
+    return False
+
+
+def _conditional(tokens: list[str], i: int) -> bool:
+    """A negator in the condition of a clause ("when none of these fit, ...", "if it doesn't respond, ...")
+    states the case the rest is about, not that the case holds."""
+    for word in reversed(tokens[:i]):
+        if word in _STOPS:
+            return False
+        if word in _CONDITIONS:
+            return any(t == "," for t in tokens[i + 1:])  # the condition ends before what it conditions
+    return False
 
 
 def _scopes(tokens: list[str], reach: int = _SCOPE) -> tuple[set[str], set[str], set[str]]:

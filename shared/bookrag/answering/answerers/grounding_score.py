@@ -17,7 +17,8 @@ The features (each in 0..1):
 - `figures_missing`: it states a figure in digits none of its supporting units holds;
 - `counts_missing`: it states a figure in words ("two legs", "three fields") its units lack, and no cited
   list (nor the cited overview's subsections) holds that many items;
-- `reversed`: it reverses its units (`text.polarity.reverses`: negators within three words, antonyms);
+- `reversed`: it reverses its units (`text.polarity.reverses`: negators within three words, antonyms), or
+  obliges, permits or says still holds what they forbid, waive or say no longer holds (`text.stance.contradicts`);
 - `claim_negation`: the share of its negated clauses whose aligned clause in its close units (the one sharing
   most of its terms, `text.polarity.aligned_polarity`) holds no negator;
 - `book_negation`: 1 when a clause of it without a negator is aligned with a unit clause that holds one;

@@ -13,8 +13,11 @@ the chunks it cites (and, when the caller adds them, their neighbours):
   several; an invented one borrows words from anywhere);
 - `numbers_found`: every figure it states is in those units (not merely somewhere in the chunk:
   "Ubuntu 20.04" is in the page that warns against it, not in the sentence that says 22.04); a count
-  written in words ("three fields") is found when a list of the evidence holds that many items;
-- `reversed`: it says the opposite of those units (`text.polarity.reverses`);
+  written in words ("three fields") is found when a list of the evidence holds that many items, or when the
+  sentence lists that many and a sentence of the evidence writes a series as long ("A, B, and C");
+- `reversed`: it says the opposite of those units (`text.polarity.reverses`), or asks, allows or says still
+  holds what the close unit it aligns with forbids, waives or says no longer holds (`text.stance.contradicts`:
+  "should approach the robot" against "do not approach the robot", which holds no negator the claim lacks);
 - `claim_negation`, `book_negation`: the polarity of each of its clauses against the close units' clause it
   aligns with (`text.polarity.aligned_polarity`): a negator on one side only.
 
@@ -32,6 +35,7 @@ from bookrag.domain.models import SearchHit
 from bookrag.text.claims import TermIndex, claim_terms, counted, numbers
 from bookrag.text.polarity import aligned_polarity, reverses, swaps
 from bookrag.text.sentences import Unit, extract_units
+from bookrag.text.stance import contradicts
 
 # A unit joins the supporting ones when it brings at least this many of the sentence's terms the
 # better units lack; at most this many units support one sentence.
@@ -60,6 +64,9 @@ class Evidence:
     numbers: frozenset[str]
     units: tuple[EvidenceUnit, ...]
     counts: frozenset[str] = frozenset()  # how many items each of its lists holds
+    # How many items each of its sentences' series holds ("l is the stage cost, l_f the terminal cost, f the
+    # dynamics, and g the constraints"): "four ingredients: a, b, c and d" rests on it, "three years" does not.
+    series: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, hit: SearchHit) -> Evidence:
@@ -71,11 +78,13 @@ class Evidence:
             units.append(EvidenceUnit(hit.chunk_id, text, u.kind, (u.start, u.end),
                                       TermIndex(claim_terms(f"{text} {u.label}")), frozenset(numbers(text))))
         return cls(hit.chunk_id, TermIndex(claim_terms(f"{hit.text} {headings}")),
-                   frozenset(numbers(f"{hit.text} {headings}")), tuple(units), _list_lengths(found))
+                   frozenset(numbers(f"{hit.text} {headings}")), tuple(units), _list_lengths(found),
+                   frozenset(str(n) for u in found if u.kind == "sentence" and (n := _series(u.text))))
 
 
 def _list_lengths(units: Sequence[Unit]) -> frozenset[str]:
-    """How many items each list of a chunk holds: a lead-in's items, or a run of items without one."""
+    """How many items each list of a chunk holds: a lead-in's items, or a run of items without one (a
+    sentence's own series is `Evidence.series`)."""
     counts = {str(len(u.items)) for u in units if u.items and not u.code}
     run = 0
     for unit in (*units, None):
@@ -86,6 +95,22 @@ def _list_lengths(units: Sequence[Unit]) -> frozenset[str]:
             counts.add(str(run))
         run = 0
     return frozenset(counts)
+
+
+_SERIES_END = re.compile(r"^(?:\s*(and|or)\s|.*\s(?:and|or)\s)", re.DOTALL)
+
+
+def _series(sentence: str) -> int:
+    """How many items a sentence's last series holds (after its last colon): "A, B and C" or "A, B, and C"
+    -> 3; 0 when it has no comma or does not close the series with "and" / "or"."""
+    tail = sentence.rsplit(":", 1)[-1]
+    parts = tail.split(", ")
+    if len(parts) < 2:
+        return 0
+    end = _SERIES_END.match(parts[-1])
+    if end is None:
+        return 0
+    return len(parts) if end.group(1) else len(parts) + 1  # an Oxford comma's "and" opens the last item
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +133,8 @@ def lexical(claim: str, evidences: Sequence[Evidence], counts: frozenset[str] = 
     terms = list(dict.fromkeys(claim_terms(claim)))
     # A count in words that a list of the evidence holds ("three fields:" over a three-item list).
     words = counted(claim)
-    figures = numbers(claim) - (words & counts.union(*(e.counts for e in evidences)))
+    listed = {str(_series(claim))} & set().union(*(e.series for e in evidences))  # it lists as many as the book
+    figures = numbers(claim) - (words & counts.union(*(e.counts for e in evidences), listed))
     if not terms:
         found = all(any(f in e.numbers for e in evidences) for f in figures)
         return Lexical(1.0, (), found, False)
@@ -139,7 +165,8 @@ def lexical(claim: str, evidences: Sequence[Evidence], counts: frozenset[str] = 
     passages += [nxt.text for e in evidences for u, nxt in zip(e.units, e.units[1:], strict=False)
                  if u.text in passages and nxt.kind == "sentence" and _CONTINUES.match(nxt.text)]
     rows = [u.text for u, shared in scored if len(shared) >= close and u.kind == "row"]
-    reversed_ = (bool(passages) and reverses(claim, passages)) or any(swaps(claim, row) for row in rows)
+    reversed_ = (bool(passages) and (reverses(claim, passages) or contradicts(claim, passages))) or any(
+        swaps(claim, row) for row in rows)
     claim_negation, book_negation = aligned_polarity(claim, passages)
     best = len(scored[0][1]) / len(terms) if scored else 0.0
     return Lexical(coverage, tuple(chosen), numbers_found, reversed_, best, len(terms),
