@@ -170,7 +170,8 @@ class _Recording:
         return self.model.embed_query(text)
 
 
-def test_the_statements_every_answer_reads_are_embedded_together(local_embedder: Any, tmp_path: Path) -> None:
+def test_the_statements_every_answer_reads_and_the_questions_are_embedded_together(local_embedder: Any,
+                                                                                   tmp_path: Path) -> None:
     # GIVEN two pages whose questions' answers read different chunks
     from bookrag.adapters.embedders import CachedEmbedder
     from bookrag.config.settings import load_settings
@@ -186,8 +187,11 @@ def test_the_statements_every_answer_reads_are_embedded_together(local_embedder:
     report = suggest_pages(settings, CachedEmbedder(model, 0), container.store)
     # THEN the book's statements (the texts that are not the candidate questions) went to the model in one call:
     # an answer's own call is a few short texts of uneven length, padded to the longest (textbook-2: 45.7 s of
-    # CPU in 130 such calls, 17.7 s in one)
+    # CPU in 130 such calls, 17.7 s in one); and both pages' candidate questions in one call before them
     assert report.questions == report.answered == 3
     statements = [call for call in model.calls if any(not text.endswith("?") for text in call)]
     assert len(statements) == 1, statements
     assert report.embedded_ahead == len(statements[0])
+    questions = [call for call in model.calls if all(text.endswith("?") for text in call)]
+    assert len(questions) == 1 and model.calls[0] == questions[0], model.calls
+    assert {"What is the support polygon?", "What is an inertial measurement unit?"} <= set(questions[0])
