@@ -185,7 +185,8 @@ def test_the_statements_every_answer_reads_and_the_questions_are_embedded_togeth
     model = _Recording(local_embedder.inner)
     # WHEN the pages' questions are found
     report = suggest_pages(settings, CachedEmbedder(model, 0), container.store)
-    # THEN the book's statements (the texts that are not the candidate questions) went to the model in one call:
+    # THEN the book's statements (the texts that are not the candidate questions) went to the model together (one
+    # call for a book this small):
     # an answer's own call is a few short texts of uneven length, padded to the longest (textbook-2: 45.7 s of
     # CPU in 130 such calls, 17.7 s in one); and both pages' candidate questions in one call before them
     assert report.questions == report.answered == 3

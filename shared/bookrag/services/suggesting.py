@@ -12,9 +12,9 @@ a page has `PER_PAGE`.
 
 What makes that affordable (`_Remembering`): the answerer embeds every statement of its eight chunks, and the
 candidates of one page read much the same chunks, so each statement's vector is made once per ingest; the
-statements every expected answer reads are embedded ahead, all pages' in one call (`_embed_ahead`: an answer's
-own call pads a few uneven texts to the longest); the queries of a page's next candidates are embedded in one
-batch (the local model's query vector is its document vector), which costs half as much as one at a time.
+statements every expected answer reads are embedded ahead, all pages' together in slices of similar length
+(`_embed_ahead`: an answer's own call pads a few uneven texts to the longest); the candidates' queries are
+embedded in rounds, every page's next six in one batch (the local model's query vector is its document vector).
 
 At most `PER_PAGE` are kept and `TRIES` tried per page. With a chat model configured, a kept question is
 reworded by the model and the rewording kept only if it passes the same check. The questions are stored on the
@@ -51,6 +51,7 @@ if TYPE_CHECKING:
 PER_PAGE = 3
 TRIES = 24  # each try is one query embedding and one search; the full answer only when those lead to the page
 NEAR_TRIES = 3  # full answers for a page no candidate leads to
+AHEAD_SLICE = 256  # statements embedded ahead per call (`_embed_ahead`)
 QUERY_BATCH = 6  # a page's next candidates embedded together: most pages keep three of their first six
 _FIELDS = ("source_file", "chunk_index", "heading_path", "section_heading", "doc_title", "content_text",
            SUGGESTIONS_FIELD)
@@ -195,7 +196,7 @@ class _Tries:
 
 
 def _embed_ahead(agent: BookRAGAgent, embedder: _Remembering, tries: list[_Tries]) -> int:
-    """Embed in one call the statements the pages' expected answers will read; returns how many texts.
+    """Embed together the statements the pages' expected answers will read; returns how many texts.
 
     An answer embeds the statements of its eight chunks in a call of its own: some twenty new texts of 6 to
     200 tokens, padded to the longest in batches too small to sort well. The same 2,475 statements of
@@ -206,9 +207,12 @@ def _embed_ahead(agent: BookRAGAgent, embedder: _Remembering, tries: list[_Tries
     answerer = agent.answerer
     if not isinstance(answerer, ExtractiveAnswerer) or not answerer.retriever.embeds_locally:
         return 0  # a remote model embeds only what it is asked (each text is paid for)
-    texts = list(dict.fromkeys(text for page in tries for question, hits in page.expected()
-                               for text in answerer.statements(question, hits)))
-    embedder.embed_documents(texts)
+    texts = sorted(dict.fromkeys(text for page in tries for question, hits in page.expected()
+                                 for text in answerer.statements(question, hits)), key=len)
+    # In slices of similar lengths: one call tokenizes and pads all of them at once (96 MiB more at its peak
+    # for textbook-2's 2,406, against 44 MiB in slices of 256, for the same CPU).
+    for start in range(0, len(texts), AHEAD_SLICE):
+        embedder.embed_documents(texts[start:start + AHEAD_SLICE])
     return len(texts)
 
 
