@@ -152,3 +152,47 @@ def test_a_question_its_page_leads_retrieval_to_but_the_answer_quotes_elsewhere_
         for question in questions:
             assert page in [s.source_file for s in agent.run(question).sources], (page, question)
     assert report.per_page["robots/balance.md"]
+
+
+class _Recording:
+    """The real local model, recording the texts of each call: what the check asks of it."""
+
+    def __init__(self, model: Any) -> None:
+        self.model, self.name, self.dimension = model, model.name, model.dimension
+        self.calls: list[list[str]] = []
+
+    def embed_documents(self, texts: Any) -> Any:
+        self.calls.append(list(texts))
+        return self.model.embed_documents(texts)
+
+    def embed_query(self, text: str) -> Any:
+        self.calls.append([text])
+        return self.model.embed_query(text)
+
+
+def test_the_statements_every_answer_reads_and_the_questions_are_embedded_together(local_embedder: Any,
+                                                                                   tmp_path: Path) -> None:
+    # GIVEN two pages whose questions' answers read different chunks
+    from bookrag.adapters.embedders import CachedEmbedder
+    from bookrag.config.settings import load_settings
+    from bookrag.ingestion.ingestor import Ingestor
+    from bookrag.services.container import container_for
+    from bookrag.services.suggesting import suggest_pages
+
+    settings = load_settings(qdrant_path=str(tmp_path / "qdrant"), embedding_provider="local")
+    container = container_for(settings)
+    Ingestor(settings, container.embedder, container.store).run(_small_book(tmp_path))
+    model = _Recording(local_embedder.inner)
+    # WHEN the pages' questions are found
+    report = suggest_pages(settings, CachedEmbedder(model, 0), container.store)
+    # THEN the book's statements (the texts that are not the candidate questions) went to the model together (one
+    # call for a book this small):
+    # an answer's own call is a few short texts of uneven length, padded to the longest (textbook-2: 45.7 s of
+    # CPU in 130 such calls, 17.7 s in one); and both pages' candidate questions in one call before them
+    assert report.questions == report.answered == 3
+    statements = [call for call in model.calls if any(not text.endswith("?") for text in call)]
+    assert len(statements) == 1, statements
+    assert report.embedded_ahead == len(statements[0])
+    questions = [call for call in model.calls if all(text.endswith("?") for text in call)]
+    assert len(questions) == 1 and model.calls[0] == questions[0], model.calls
+    assert {"What is the support polygon?", "What is an inertial measurement unit?"} <= set(questions[0])

@@ -269,12 +269,18 @@ class ExtractiveAnswerer:
         q_vecs = np.asarray([self.retriever.embed_query(q) for q in queries])
         texts = [u.text for u in units]
         lead_ins = [i for i, u in enumerate(units) if u.unit.items]
-        vectors = np.asarray(self.retriever.embed_documents(texts + [units[i].unit.text for i in lead_ins]))
+        vectors = np.asarray(self.retriever.embed_documents(_embedded(units)))
         cosines: np.ndarray = np.asarray(q_vecs @ vectors[: len(texts)].T, dtype=np.float32)
         for j, i in enumerate(lead_ins):  # a list can dilute its lead-in's meaning, or carry it
             cosines[:, i] = np.maximum(cosines[:, i], q_vecs @ vectors[len(texts) + j])
         return cosines
 
+
+    def statements(self, question: str, hits: list[SearchHit]) -> list[str]:
+        """The texts a local answer to `question` over `hits` embeds (without the chunks its clauses find): many
+        answers' statements can then be embedded ahead in one call (`services.suggesting`), where an answer's
+        own call, a few short texts of uneven length, pays mostly for padding."""
+        return _embedded(candidates(hits, QuestionShape.of(question)))
 
     def select(self, scored: list[Scored], question: str = "", calibration: Calibration | None = None) -> list[Scored]:
         """The statements that make the answer (`composition.choose`), or none: a refusal."""
@@ -282,6 +288,11 @@ class ExtractiveAnswerer:
 
     def compose(self, chosen: list[Scored], hits: list[SearchHit]) -> Draft:
         return compose(chosen, hits)
+
+
+def _embedded(units: list[Candidate]) -> list[str]:
+    """What `_cosines` embeds: each statement as scored, then each list's lead-in on its own."""
+    return [u.text for u in units] + [u.unit.text for u in units if u.unit.items]
 
 
 def _unlisted(word: str) -> bool:
