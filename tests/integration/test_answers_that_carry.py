@@ -117,11 +117,9 @@ def test_a_readers_word_the_book_never_uses_is_not_off_book(bakery: Any) -> None
     assert "expensive" in downsides.answer
 
 
-@pytest.mark.xfail(strict=True, reason="issue 37, open: the fitted gate weighs a lower-case product name the book "
-                   "never uses (-2.6) below a strong match of the question's other words; redux's off-book "
-                   "questions are refused 7 times in 12")
 def test_a_product_the_book_never_names_is_refused_though_typed_in_lower_case(bakery: Any) -> None:
-    # Every other word of this one is the book's ("spiral mixer", "knead"): only the product is not.
+    # Every other word of this one is the book's ("spiral mixer", "knead"): only the product is not. The gate's
+    # bar refused it once it was set by the false refusals it allows (2%) rather than by fewest errors.
     assert ask(bakery, "how does a thermomix knead compared to a spiral mixer").is_refusal
 
 
