@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 
 from bookrag.text.bm25 import STOP_WORDS, other_words, stem_words
 
-__all__ = ["FRAMING", "TermIndex", "claim_terms", "counted", "numbers", "plain_words"]
+__all__ = ["FRAMING", "TermIndex", "claim_terms", "counted", "numbers", "plain_words", "word_term"]
 
 # Words that frame a claim rather than make it: who says it and how ("according to the book, ..."),
 # and list-summary words. They are never counted as unsupported.
@@ -74,6 +75,14 @@ def claim_terms(text: str) -> list[str]:
     if not text.isascii():  # another script's words: exact terms, no stemmer being known for them
         stems.extend(other_words(text.lower()))
     return stems
+
+
+@lru_cache(maxsize=8192)
+def word_term(word: str) -> str:
+    """One word's content term, '' for a stop word or a figure: the readings that walk a sentence word by word
+    (`text.polarity`, `text.stance`) ask it of the same words again and again."""
+    terms = claim_terms(word)
+    return terms[0] if terms else ""
 
 
 def numbers(text: str) -> set[str]:

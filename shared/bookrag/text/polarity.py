@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import NamedTuple
 
-from bookrag.text.claims import TermIndex, claim_terms
+from bookrag.text.claims import TermIndex, word_term
 
 __all__ = ["ANTONYMS", "NEGATORS", "Clause", "aligned_polarity", "clauses", "reverses", "swaps"]
 
@@ -96,7 +96,8 @@ def _tokens(text: str) -> list[str]:
 
 def _is_negator(tokens: list[str], i: int) -> bool:
     word = tokens[i]
-    if (word in NEGATORS or word.endswith("n't")) and (_softened(tokens, i) or _conditional(tokens, i)):
+    negates = word in NEGATORS or word.endswith("n't")
+    if negates and (_softened(tokens, i) or _conditional(tokens, i)):
         return False
     if word in _COMPARATIVES and i > 0 and _softened(tokens, i - 1):
         return False  # the "less" of "no less than"
@@ -108,7 +109,7 @@ def _is_negator(tokens: list[str], i: int) -> bool:
         return True  # "links files instead of copying them" negates the copying
     if word in _SOFT:
         return i == 0 or tokens[i - 1] != "a"
-    return word in NEGATORS or word.endswith("n't")
+    return negates
 
 
 def _softened(tokens: list[str], i: int) -> bool:
@@ -124,7 +125,7 @@ def _softened(tokens: list[str], i: int) -> bool:
             return False
         if word in _RESTRICTORS:
             return True
-        reached += bool(_term(word))
+        reached += bool(word_term(word))
     return False
 
 
@@ -150,25 +151,20 @@ def _scopes(tokens: list[str], reach: int = _SCOPE) -> tuple[set[str], set[str],
         if _is_negator(tokens, i):
             j, scope = i + 1, list[str]()
             while j < len(tokens) and len(scope) < reach and (tokens[j] not in _STOPS or reach > _SCOPE):
-                term = _term(tokens[j])
+                term = word_term(tokens[j])
                 if term and not _is_negator(tokens, j):
                     scope.append(term)
                 j += 1
             reaches.append(scope)
             i = j
             continue
-        term = _term(tokens[i])
+        term = word_term(tokens[i])
         if term:
             plain.add(term)
         i += 1
     heads = {next((t for t in scope if t not in plain), scope[0]) for scope in reaches if scope}
     return {t for scope in reaches for t in scope}, heads, plain
 
-
-@lru_cache(maxsize=8192)
-def _term(word: str) -> str:
-    terms = claim_terms(word)
-    return terms[0] if terms else ""
 
 
 class _Passage(NamedTuple):
@@ -292,7 +288,7 @@ def clauses(text: str) -> tuple[Clause, ...]:
     start = 0
     for end in [*(i for i, t in enumerate(tokens) if t in _CLAUSE_STOPS), len(tokens)]:
         part, start = tokens[start:end], end + 1
-        terms = [t for t in (_term(w) for w in part) if t]
+        terms = [t for t in (word_term(w) for w in part) if t]
         if terms:
             negated = any(_is_negator(part, i) for i in range(len(part)))
             out.append(Clause(TermIndex(terms), negated, frozenset(_scopes(part)[0]) if negated else frozenset()))

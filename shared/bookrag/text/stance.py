@@ -26,7 +26,7 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
-from bookrag.text.claims import TermIndex, claim_terms
+from bookrag.text.claims import TermIndex, claim_terms, word_term
 
 __all__ = ["CLASHES", "contradicts", "stance"]
 
@@ -56,7 +56,7 @@ CLASHES = frozenset({frozenset({"forbid", "oblige"}), frozenset({"forbid", "perm
 def _negated(tokens: list[str], i: int) -> bool:
     """Whether the stance word at `i` is negated: by itself ("mustn't"), the word after it ("must not", "need
     not") or a negator up to three words back in its clause ("is not required", "doesn't have to")."""
-    if word_negated(tokens[i]) or tokens[i + 1:i + 2] in (["not"], ["never"]):
+    if _word_negated(tokens[i]) or tokens[i + 1:i + 2] in (["not"], ["never"]):
         return True
     for word in reversed(tokens[max(0, i - _WAY):i]):
         if word in _STOPS:
@@ -66,7 +66,7 @@ def _negated(tokens: list[str], i: int) -> bool:
     return False
 
 
-def word_negated(word: str) -> bool:
+def _word_negated(word: str) -> bool:
     return word.endswith("n't") or word == "cannot"  # "mustn't", "shouldn't", "can't" negate themselves
 
 
@@ -76,7 +76,7 @@ def _clause_stances(tokens: list[str]) -> dict[str, frozenset[str]]:
 
     def add(kind: str, i: int, after: int = 1) -> None:
         words = (*tokens[max(0, i - _SCOPE):i], *tokens[i + after:i + after + _SCOPE])
-        found[kind] = found.get(kind, frozenset()) | {t for t in map(_term, words) if t}
+        found[kind] = found.get(kind, frozenset()) | {t for t in map(word_term, words) if t}
 
     for i, word in enumerate(tokens):
         base = _BARE.get(word, word[:-3] if word.endswith("n't") else word)
@@ -99,12 +99,6 @@ def _clause_stances(tokens: list[str]) -> dict[str, frozenset[str]]:
     if tokens[:2] == ["do", "not"] or tokens[:1] == ["don't"]:
         add("forbid", 0, 2 if tokens[0] == "do" else 1)
     return found
-
-
-@lru_cache(maxsize=8192)
-def _term(word: str) -> str:
-    terms = claim_terms(word)
-    return terms[0] if terms else ""
 
 
 @lru_cache(maxsize=4096)

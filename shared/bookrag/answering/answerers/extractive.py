@@ -251,8 +251,8 @@ class ExtractiveAnswerer:
                        "named_heading": max((rarity.specific(own, cand.hit.chunk_id) for own in owns if own <= words),
                                             default=0.0),
                        "facet": float(bool(words & cand.sides)),
-                       "typed": max((rarity.specific(own, cand.hit.chunk_id) for own in owns
-                                     if k == 0 and kind and own == kind), default=0.0),
+                       "typed": rarity.specific(kind, cand.hit.chunk_id) if k == 0 and kind and kind in owns
+                                else 0.0,
                        # A part's statement is judged with its chunk's retrieval score; for the whole
                        # question, a chunk found for one clause measured that clause, not the question.
                        "chunk": 0.0 if k == 0 and cand.hit.chunk_id in by_part else cand.hit.score}

@@ -97,7 +97,7 @@ def _list_lengths(units: Sequence[Unit]) -> frozenset[str]:
     return frozenset(counts)
 
 
-_SERIES_END = re.compile(r"^(?:\s*(and|or)\s|.*\s(?:and|or)\s)", re.DOTALL)
+_JOINERS = ("and", "or")
 
 
 def _series(sentence: str) -> int:
@@ -107,10 +107,10 @@ def _series(sentence: str) -> int:
     parts = tail.split(", ")
     if len(parts) < 2:
         return 0
-    end = _SERIES_END.match(parts[-1])
-    if end is None:
-        return 0
-    return len(parts) if end.group(1) else len(parts) + 1  # an Oxford comma's "and" opens the last item
+    last = parts[-1].split()
+    if len(last) > 1 and last[0] in _JOINERS:
+        return len(parts)  # an Oxford comma's "and" opens the last item
+    return len(parts) + 1 if any(w in _JOINERS for w in last[1:-1]) else 0
 
 
 @dataclass(frozen=True, slots=True)
