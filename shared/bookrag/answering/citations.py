@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from bookrag.answering.answerers.base import CITATION, Draft, cited_labels, draft_sentences
+from bookrag.answering.answerers.base import CITATION, Draft, cited_labels, draft_sentences, group_labels
 from bookrag.answering.answerers.grounding import GroundingCache
 from bookrag.domain.models import SearchHit
 
@@ -34,7 +34,7 @@ def verify_citations(draft: Draft, ledger: Ledger) -> tuple[str, list[SearchHit]
 
     def renumber(match: re.Match[str]) -> str:
         out = []
-        for label in re.findall(r"S\d+", match.group(1)):
+        for label in group_labels(match.group(1)):
             hit = valid(label)
             if hit is None:
                 continue

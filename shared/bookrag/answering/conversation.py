@@ -23,6 +23,7 @@ import re
 from collections.abc import Sequence
 
 from bookrag.answering.answerers.base import is_refusal_text
+from bookrag.answering.answerers.questions import what_is
 from bookrag.answering.question_words import (
     DEMONSTRATIVES,
     GENERIC,
@@ -41,10 +42,8 @@ from bookrag.domain.conversation import Turn
 
 # --- offline follow-up resolution -----------------------------------------------------------------
 
-# "What is/are X?": the definition question's subject is X as a whole ("week 5 of the capstone project",
-# "actions in ROS 2"), up to a participle or verb ("What is a Kalman filter used for?").
-_DEFINITION = re.compile(r"^\s*(?:what|who)\s+(?:is|are|was|were)\s+(?:(?:an?|the)\s+)?(?P<rest>.+?)\s*[?.!]*\s*$",
-                         re.IGNORECASE)
+# "What is/are X?" (`questions.what_is`): the definition question's subject is X as a whole ("week 5 of the
+# capstone project", "actions in ROS 2"), up to a participle or verb ("What is a Kalman filter used for?").
 _MAX_DEFINED_TOKENS = 8
 # "And for nonlinear systems?": a phrase opening with one of these narrows the earlier question; it is
 # not a new subject.
@@ -57,12 +56,11 @@ _SWITCH = re.compile(r"^\s*(?:and\s+)?(?:what|how)\s+about\s+(.+?)\s*[?.!]*\s*$|
 
 
 def _defined(question: str) -> str:
-    """X of "What is X?" (see `_DEFINITION`), or "" when the question is not one or X is generic
+    """X of "What is X?" (`questions.what_is`), or "" when the question is not one or X is generic
     ("What is the difference between ...": its parts are the subject, not "difference")."""
-    match = _DEFINITION.match(question)
-    if not match:
+    rest = what_is(question)[0]
+    if not rest:
         return ""
-    rest = match.group("rest")
     toks = tokens(rest)
     kept: list[Tok] = []
     for i, tok in enumerate(toks):

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 __all__ = ["DEMONSTRATIVES", "GENERIC", "PARTICIPLES", "POSSESSIVES", "QUESTION_WORDS", "STOP", "SUBJECT_PRONOUNS",
            "VERBS", "Tok", "is_function_word", "is_named", "is_participle", "tokens"]
 
-_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9+#._'-]*[A-Za-z0-9+#]|[A-Za-z0-9]")
+# A word as typed, names and versions whole: "ROS2", "C#", "18.04", "nav2_bringup", "TCP/IP", "Gazebo's".
+_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9+#._'/-]*[A-Za-z0-9+#]|[A-Za-z0-9]")
 QUESTION_WORDS = frozenset("""what which how why when where who whom whose does do did is are was were can could
 should would will shall may might must has have had tell explain describe give list show""".split())  # noqa: SIM905 (a word list reads better as prose)
 STOP = frozenset("""a an the of in on at to for from by with about as and or but if then than so such

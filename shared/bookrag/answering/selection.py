@@ -20,6 +20,7 @@ from bookrag.domain.conversation import Selection, Turn
 from bookrag.domain.models import Filters, SearchHit
 from bookrag.domain.query import POLICIES
 from bookrag.retrieval.retriever import Retriever, SearchOptions
+from bookrag.text.bm25 import words
 
 MAX_QUERY_CHARS = POLICIES["agent"].max_query_chars
 
@@ -29,12 +30,11 @@ MAX_QUERY_CHARS = POLICIES["agent"].max_query_chars
 MATCH_COVERAGE = 0.85
 MIN_MATCH_WORDS = 4
 _FOLD = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"', "–": "-", "—": "-", "\u00a0": " "})
-_WORD = re.compile(r"[^\W_]+")  # letters and digits of any script
 
 
 def _words(text: str) -> list[str]:
     folded = unicodedata.normalize("NFKC", text).translate(_FOLD).casefold()
-    return _WORD.findall(folded)
+    return words(folded)  # letters and digits of any script
 
 
 def coverage(selection: Sequence[str], text: Sequence[str]) -> float:

@@ -71,13 +71,18 @@ def tokenize(text: str) -> list[str]:
     return stems
 
 
+def words(text: str) -> list[str]:
+    """The words of `text` as written: runs of letters and digits of any script (underscore excluded)."""
+    return _OTHER_WORD.findall(text)
+
+
 def other_words(text: str) -> list[str]:
     """The words of `text` that hold a letter beyond ASCII, folded so a book and a reader write them alike:
     NFKC, optional vowel marks and tatweel dropped (Urdu and Arabic write them or not), a zero-width
     non-joiner kept inside its word. Exact terms: one stemmer (Snowball, English) serves the project."""
     folded = "".join(c for c in unicodedata.normalize("NFKC", text).replace("\u200c", "")
                      if not unicodedata.combining(c) and c != "\u0640")
-    return [w for w in _OTHER_WORD.findall(folded) if not w.isascii() and len(w) > 1]
+    return [w for w in words(folded) if not w.isascii() and len(w) > 1]
 
 
 def term_id(term: str) -> int:

@@ -65,8 +65,9 @@ def reader_locale() -> str:
 
 
 # `[S1]`, `[S1, S3]`, `[S1][S2]`: the ids the model was given are S followed by a number.
-CITATION = re.compile(r"\[\s*(S\d+(?:\s*[,;]\s*S\d+)*)\s*\]")
-_LABEL = re.compile(r"S\d+")
+_MARKER = r"\[\s*S\d+(?:\s*[,;]\s*S\d+)*\s*\]"
+CITATION = re.compile(r"\[\s*(S\d+(?:\s*[,;]\s*S\d+)*)\s*\]")  # its group: the labels, "S1, S3"
+MARKERS = CITATION
 # Anything that could close or open our delimiters, whatever the case or spacing.
 _DELIMITER_LOOKALIKE = re.compile(r"<(\s*/?\s*document)", re.IGNORECASE)
 
@@ -211,9 +212,7 @@ def user_message(question: str, labelled: list[tuple[str, SearchHit]]) -> str:
 # A model writes one claim per line or bullet as often as one per sentence, so a line break ends a
 # claim too; segments keep the breaks so the kept sentences re-join exactly as written.
 _DRAFT_SENTENCES = SentenceSplitter(line_breaks=True)
-_MARKER = r"\[\s*S\d+(?:\s*[,;]\s*S\d+)*\s*\]"
 _MARKER_AFTER_STOP = re.compile(rf"([.!?])[ \t]*({_MARKER}(?:[ \t]*{_MARKER})*)")
-MARKERS = re.compile(_MARKER)
 
 
 def draft_sentences(text: str) -> list[tuple[str, str]]:
@@ -225,7 +224,12 @@ def draft_sentences(text: str) -> list[tuple[str, str]]:
 
 def cited_labels(text: str) -> list[str]:
     """Every label cited in `text`, in order, repeats included."""
-    return [label for group in CITATION.findall(text) for label in _LABEL.findall(group)]
+    return [label for group in CITATION.findall(text) for label in group_labels(group)]
+
+
+def group_labels(group: str) -> list[str]:
+    """The labels of a marker's group ("S1, S3" -> ["S1", "S3"]): `CITATION` matched their form already."""
+    return [label.strip() for label in group.replace(";", ",").split(",")]
 
 
 def is_refusal_text(text: str) -> bool:

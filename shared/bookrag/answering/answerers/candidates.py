@@ -22,14 +22,11 @@ from bookrag.text.bm25 import tokenize
 from bookrag.text.facets import facets, without_facet_words
 from bookrag.text.sentences import SECTION_NUMBER, Unit, extract_units
 
-__all__ = ["Candidate", "candidates", "opening_label", "own_headings"]
+__all__ = ["Candidate", "candidates", "opening_label", "opens_with_anaphor", "own_headings"]
 
 # "This chapter introduces ..." points at the book, not at the sentence before it.
 _ANAPHOR = re.compile(r"^(It|Its|This|That|These|Those|They|Their|Such|Both|Each of them)\b"
                       r"(?!\s+(?:chapter|section|module|lesson|lab|book|page|course|part)\b)")
-# "These simulators ...", "It ..." opening a section mean what its heading names; "This assignment ...",
-# "This appendix ..." mean the page.
-_KIND_ANAPHOR = re.compile(r"^(It|Its|These|Those|They|Their|Such|Both)\b")
 _MAX_LIST_CHARS = 700
 _MIN_ITEM_WORDS = 5
 _MAX_LABEL_CHARS = 40  # a colon further in ends a clause, not a label
@@ -80,7 +77,7 @@ def candidates(hits: list[SearchHit], shape: QuestionShape) -> list[Candidate]:
             if unit.kind == "sentence" and previous is not None and _ANAPHOR.match(unit.text):
                 text = f"{previous.text} {text}"  # "It runs ..." needs the sentence that says what "it" is
                 spans.insert(0, (previous.start, previous.end))
-            elif unit.kind == "sentence" and not label and _KIND_ANAPHOR.match(unit.text) and (
+            elif unit.kind == "sentence" and not label and opens_with_anaphor(unit.text) and (
                     at == 0 or extracted[at - 1].label != unit.label):
                 label = _heading_over(unit, hit)  # "These simulators are ..." opening a section: which ones
             previous = unit if unit.kind == "sentence" and not unit.items else None
@@ -107,6 +104,12 @@ def _sides(unit: Unit, around: set[str]) -> frozenset[str]:
     its items' labels (a lead-in), the heading over it, or `around`, its section's ("Cloud > Disadvantages")."""
     items = unit.items if unit.items and not unit.code else (unit.text,) if unit.kind == "item" else ()
     return frozenset(facets(" / ".join([*map(opening_label, items), unit.label])) | around)
+
+
+def opens_with_anaphor(text: str) -> bool:
+    """Whether a sentence opens by pointing back ("It ...", "These simulators ..."), not at the book ("This
+    chapter ..."): it goes on about the sentence before it, or, opening a section, about what its heading names."""
+    return _ANAPHOR.match(text) is not None
 
 
 def opening_label(text: str) -> str:

@@ -9,14 +9,11 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 from bookrag import errors
+from bookrag.answering.question_words import tokens
 from bookrag.domain.models import SearchHit
 from bookrag.text.bm25 import STOP_WORDS, tokenize
 from bookrag.text.facets import facets, without_facet_words
 from bookrag.text.lexicon import closest, english
-
-_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+/-]*[A-Za-z0-9+]|[A-Za-z0-9]")
-
-
 
 _QUOTED = re.compile(r"`([^`]+)`|\"([^\"]+)\"|'([^']{2,40})'")
 
@@ -56,7 +53,7 @@ _LIST_QUESTION = re.compile(
 # "What is X?", "What are Xs?", "What does X mean?", "Define X": X, unless X is a relation ("the
 # difference between", "the role of"), which no sentence of the form "X is ..." answers.
 _WHAT_IS = re.compile(r"^\s*(?:(?:so|ok|okay|and|but|then|hey|hi)\b[\s,]*)?"
-                      r"(?:what\s+(?:exactly\s+|really\s+)?(?:is|are)|what's|whats)\s+"
+                      r"(?:(?:what|who)\s+(?:exactly\s+|really\s+)?(?:is|are|was|were)|what's|whats)\s+"
                       r"(?:exactly\s+|really\s+|actually\s+)?(?:an?\s+|the\s+)?(?P<x>[^?,]+?)\s*(?:[?,].*)?$"
                       r"|^\s*what\s+does\s+(?:an?\s+|the\s+)?(?P<y>[^?,]+?)\s+mean"
                       r"|^\s*define\s+(?:an?\s+|the\s+)?(?P<z>[^?,]+?)\s*\??\s*$", re.IGNORECASE)
@@ -108,14 +105,21 @@ def summary_subject(question: str) -> str:
     return (m.group("s") or m.group("t")).strip(" ?.!") if m else ""
 
 
+def what_is(question: str) -> tuple[str, bool]:
+    """(X, whether it was asked "What is X ...?") of "What is X?", "What does X mean?", "Define X"; ("", False)
+    for another question. X is as written, up to a comma or the question mark."""
+    m = _WHAT_IS.match(" ".join(question.split()))
+    if m is None:
+        return "", False
+    return next(g for g in m.group("x", "y", "z") if g), bool(m.group("x"))
+
+
 def defined_term(question: str) -> str:
     """The X of "What is X?" (a named thing, not a relation), else ''."""
-    q = " ".join(question.split())
-    m = _WHAT_IS.match(q)
-    if m is None:
+    term, asked_what_is = what_is(question)
+    if not term:
         return ""
-    term = next(g for g in m.group("x", "y", "z") if g)
-    if m.group("x"):
+    if asked_what_is:
         # "What is X in Y?" still asks what X is, once its setting is set aside.
         term = _CONTEXT.sub("", term)
     if len(term.split()) > _MAX_TERM_WORDS or _RELATION.search(term) or not tokenize(term):
@@ -166,7 +170,7 @@ class Unknown:
 
 def typed_words(text: str) -> list[str]:
     """The words of `text` as a reader typed them ("ROS2", "co-simulaton", "18.04")."""
-    return _WORD.findall(text)
+    return [t.text for t in tokens(text)]
 
 
 def respell(question: str, hits: Sequence[SearchHit], vocabulary: Callable[[], Collection[str]] = frozenset) -> str:
@@ -174,11 +178,11 @@ def respell(question: str, hits: Sequence[SearchHit], vocabulary: Callable[[], C
     the retrieved text or a function word ("shoud" -> "should"), else of the whole book (`vocabulary`, read
     only then): "reducr" -> "reducer", "diffrence" -> "difference". A word the book or English knows is kept as
     typed: "really" is a reader's word, not a typo."""
-    seen = {w.lower() for hit in hits for w in _WORD.findall(" ".join([hit.text, *hit.payload.heading_path]))}
+    seen = {w.lower() for hit in hits for w in typed_words(" ".join([hit.text, *hit.payload.heading_path]))}
     seen |= STOP_WORDS
     out = question
     # A hyphenated word is respelt part by part: "co-simulaton" is "co-simulation" when the book says so.
-    words = [p for w in _WORD.findall(question) for p in (w.split("-") if "-" in w else (w,))]
+    words = [p for w in typed_words(question) for p in (w.split("-") if "-" in w else (w,))]
     for word in dict.fromkeys(words):
         lower = word.lower()
         if lower in seen or not lower.isalpha() or english(lower):
@@ -210,7 +214,7 @@ def named_terms(question: str) -> list[str]:
     names: list[str] = []
     for m in _QUOTED.finditer(question):
         names.append(next(g for g in m.groups() if g))
-    for word in _WORD.findall(question):
+    for word in typed_words(question):
         # Versions and model numbers ("18.04", "PX4", "RT-2") name things; years and decades do not.
         has_digit = any(c.isdigit() for c in word) and len(word) >= 2 and not _YEAR_LIKE.fullmatch(word)
         is_acronym = len(word) >= 2 and sum(c.isupper() for c in word) >= 2

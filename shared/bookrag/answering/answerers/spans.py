@@ -32,6 +32,7 @@ from urllib.parse import quote as _percent
 
 from bookrag.contracts.agent import Quote
 from bookrag.domain.models import SearchHit
+from bookrag.text.bm25 import words
 from bookrag.text.markdown.inline import clean_inline
 
 # The line rules the answer units were read with, so a fragment reads a quoted line the same way.
@@ -70,13 +71,12 @@ def _segments(raw: str) -> list[str]:
     return out
 
 
-_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 _PREFIX_WORDS = 3
 _TITLE_WORDS = 8
 
 
 def _words(text: str) -> list[str]:
-    return [w.casefold() for w in _WORD.findall(text)]
+    return [w.casefold() for w in words(text)]
 
 
 def _occurs(needle: list[str], haystack: list[str]) -> bool:

@@ -27,10 +27,10 @@ use) is computed by the caller, `grounding`, which batches it over a whole draft
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from bookrag.answering.answerers.candidates import opens_with_anaphor
 from bookrag.domain.models import SearchHit
 from bookrag.text.claims import TermIndex, claim_terms, counted, numbers
 from bookrag.text.polarity import aligned_polarity, reverses, swaps
@@ -42,7 +42,6 @@ from bookrag.text.stance import contradicts
 _MIN_NEW_TERMS = 2
 _MAX_UNITS = 3
 _CLOSE = 0.3
-_CONTINUES = re.compile(r"(?:It|This|They|These|That|Such)\b")
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,7 +162,7 @@ def lexical(claim: str, evidences: Sequence[Evidence], counts: frozenset[str] = 
     # "This is static stability. It is simple but forces very slow motion.": a sentence that goes on
     # about the close one (opening with a pronoun) is part of what the book says there.
     passages += [nxt.text for e in evidences for u, nxt in zip(e.units, e.units[1:], strict=False)
-                 if u.text in passages and nxt.kind == "sentence" and _CONTINUES.match(nxt.text)]
+                 if u.text in passages and nxt.kind == "sentence" and opens_with_anaphor(nxt.text)]
     rows = [u.text for u, shared in scored if len(shared) >= close and u.kind == "row"]
     reversed_ = (bool(passages) and (reverses(claim, passages) or contradicts(claim, passages))) or any(
         swaps(claim, row) for row in rows)
