@@ -200,3 +200,26 @@ def test_a_claim_that_something_still_holds_against_the_book_saying_it_no_longer
                            ["The legacy launch API is no longer supported in current releases."])
     assert not contradicts("The legacy launch API is supported in current releases.",
                            ["The legacy launch API is supported in current releases."])
+
+
+def test_a_negating_prefix_reverses_by_the_stem_it_leaves_in_any_word_form() -> None:
+    # The book's word in another form: no antonym list holds the pair, the stem under the prefix tells
+    assert reverses("The store invokes its reducer asynchronously.", ["The store runs the root reducer synchronously."])
+    assert reverses("The vendor's drivers are unreliable.", ["The vendor's drivers are known for their reliability."])
+    assert reverses("Reducers are synchronous.", ["Reducers are asynchronous."])  # the book's prefix, the claim plain
+    # Not a prefix: a short tail of another word, or a passage that speaks of both forms
+    assert not reverses("The cable runs across the room.", ["The cables cross the room."])
+    assert not reverses("Actions are asynchronous.", ["Services are synchronous; actions are asynchronous."])
+
+
+def test_a_multiple_written_as_a_word_or_with_an_x_is_a_figure() -> None:
+    assert numbers("twice as fast") == {"2"} and numbers("2x faster") == {"2"} and numbers("0.8x real time") == {"0.8"}
+    assert numbers("tripled the throughput") == {"3"} and numbers("two short double support phases") == {"2"}
+    assert claim_terms("2x faster") == ["faster"]
+    book = Evidence.of(hit("Active perception made grasping 3x more reliable in the lab."))
+
+    changed = lexical("Active perception made grasping twice as reliable.", [book])
+    same = lexical("Grasping was three times more reliable with active perception.", [book])
+
+    assert changed.digits_missing and not changed.numbers_found
+    assert same.numbers_found

@@ -8,7 +8,7 @@ and writes names that carry a digit as words ("ROS 2" where the book writes "ROS
   joined into one name ("ROS 2", "ROS2" -> "ros2": a name, not a number), number words up to twenty
   read as digits, stop words (`text.bm25.STOP_WORDS`) and `FRAMING` words dropped, then the Snowball stem.
 - `numbers`: the figures a claim states, names excluded, thousands separators removed ("$15,000" -> "15000"),
-  a size read as its figures ("3x3" -> 3).
+  a size read as its figures ("3x3" -> 3), a multiple as its factor ("2x", "twice" -> 2).
 - `TermIndex.has(term)`: the term or a derivational sibling: two stems match when one is a prefix of the
   other, or when they share a prefix of at least 4 letters and three quarters of the shorter stem
   (Snowball leaves "stabl"/"stabil", "safe"/"safeti", "integr"/"integration"'s "integr" apart or
@@ -42,13 +42,19 @@ FRAMING = frozenset("""
 
 _NAME_WITH_DIGIT = re.compile(r"\b([A-Z][A-Z]+)[ -]?(\d)\b(?![.,]\d)")
 _WORD = re.compile(r"[a-z0-9]+(?:[.,]\d+)*")
-_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?![\w])|(?<=[a-z])\d+(?:\.\d+)+")
+# A figure, with a multiplier's "x" read as the figure it multiplies by ("2x faster", "0.8x real time").
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?:(?![\w])|(?=[x×](?![\w])))|(?<=[a-z])\d+(?:\.\d+)+")
 # "zero" is left out: "Zero Moment Point" is a name.
 _NUMBER_WORDS = {w: str(i) for i, w in enumerate((  # noqa: SIM905 - a word list reads better as text
     "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
     "sixteen seventeen eighteen nineteen twenty").split(), start=1)}
 _NUMBER_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "hundred": "100", "thousand": "1000",
                       "half": "50", "quarter": "25"})
+# A multiple written as a word states the figure "2x" writes in digits: "twice as fast" against "3x faster" is a
+# changed number. "double" alone is left out: "double support" is a name.
+_MULTIPLIERS = {"twice": "2", "doubles": "2", "doubled": "2", "doubling": "2", "thrice": "3", "triples": "3",
+                "tripled": "3", "tripling": "3"}
+_MULTIPLE = re.compile(r"\d+x")
 _MIN_PREFIX = 4
 _DIMENSIONS = re.compile(r"(?<=\d)[x×](?=\d)")
 
@@ -66,8 +72,8 @@ def claim_terms(text: str) -> list[str]:
     """The content terms of `text`, stemmed (see the module's docstring)."""
     words = []
     for word in plain_words(text):
-        word = _NUMBER_WORDS.get(word, word)
-        if word.isdigit() or (any(c.isdigit() for c in word) and not word.isalnum()):
+        word = _NUMBER_WORDS.get(word) or _MULTIPLIERS.get(word, word)
+        if word.isdigit() or (any(c.isdigit() for c in word) and not word.isalnum()) or _MULTIPLE.fullmatch(word):
             continue  # a figure: `numbers` checks it
         if len(word) > 1 and word not in STOP_WORDS and word not in FRAMING:
             words.append(word)
@@ -86,11 +92,14 @@ def word_term(word: str) -> str:
 
 
 def numbers(text: str) -> set[str]:
-    """The figures `text` states ("22.04", "4-12" -> 4, 12; "four" -> 4), names such as "ROS 2" excluded."""
+    """The figures `text` states ("22.04", "4-12" -> 4, 12; "four" -> 4; "twice", "2x" -> 2), names such as "ROS 2"
+    excluded."""
     joined = _DIMENSIONS.sub(" x ", _names_joined(text))  # "a 3x3 matrix" states 3 (twice): 4x4 is another size
     found = {n.replace(",", "") for n in _NUMBER.findall(joined)}
-    found |= {_NUMBER_WORDS[w] for w in re.findall(r"[a-z]+", joined.lower()) if w in _NUMBER_WORDS
+    words = re.findall(r"[a-z]+", joined.lower())
+    found |= {_NUMBER_WORDS[w] for w in words if w in _NUMBER_WORDS
               and w not in ("one", "half", "quarter")}  # "one of the remedies" is not a figure
+    found |= {_MULTIPLIERS[w] for w in words if w in _MULTIPLIERS}
     return found
 
 

@@ -11,7 +11,8 @@
 - the claim uses a word whose antonym the passage uses (a curated list of general English pairs: "extensive" /
   "little", "increase" / "decrease", "required" / "optional", "tightly" / "loosely", ...), and not the word
   itself; or
-- the claim prefixes a passage's word with "un", "in", "im", "non" or "dis" ("unstable" against "stable").
+- the claim prefixes a passage's word with "un", "in", "im", "non", "dis" or "a", or the passage the claim's
+  ("unstable" against "stable"), in any of the word's forms ("asynchronously" against "synchronous").
 
 `aligned_polarity(claim, passages)` reads polarity where the claim and the book say the same thing: each
 clause of the claim is aligned with the passage clause that shares most of its terms (at least two), and the
@@ -74,7 +75,6 @@ for _pair in _PAIRS.split():
     ANTONYMS[_b] = ANTONYMS.get(_b, frozenset()) | {_a}
 
 _TOKEN = re.compile(r"[a-z0-9]+(?:['-][a-z0-9]+)*|[.,;:!?()|]")
-_PREFIXES = ("non-", "non", "un", "in", "im", "dis")
 _SCOPE = 3  # content words a negator reaches, up to the next punctuation mark or contrast
 _CONTRAST = frozenset({"but", "yet", "while", "whereas", "although", "though"})
 _STOPS = frozenset(".,;:!?()|") | _CONTRAST | {"rather", "instead", "and", "or"}
@@ -211,14 +211,38 @@ def reverses(claim: str, passages: Sequence[str]) -> bool:
     for word in own:
         if any(o[:5] in heard_roots for o in ANTONYMS.get(word, frozenset()) - words):
             return True
-        for prefix in _PREFIXES:
-            if word.startswith(prefix) and len(word) - len(prefix) >= 4 and word[len(prefix):] in everywhere:
-                return True
-    # The book negates by prefix a word the claim uses ("Unlike ROS 1" against "Like ROS 1").
-    if any(w.startswith(p) and w[len(p):] in words and len(w) - len(p) >= 4 for w in everywhere - words
-           for p in _PREFIXES):
+    # A prefix that negates: the claim's ("unstable" against "stable") or the book's ("Unlike ROS 1" against "Like").
+    if _prefix_negated(words, everywhere) or _prefix_negated(everywhere, words):
         return True
     return _order_reversed(said, [p.tokens for p in read])
+
+
+# A negating prefix, read by what it leaves: no list of pairs, the other side's own word tells. The same word
+# ("stable" in "unstable", "like" in "unlike") from 4 letters on; its stem ("asynchronously" against "synchronous",
+# "inaccurate" against "accuracy") and the "a" prefix from 6, short enough words being unrelated words' tails
+# ("across" is not "a" + "cross", "dispatch" not "dis" + "patch").
+_PREFIXES = ("non-", "non", "un", "in", "im", "dis", "a")
+_MIN_WORD, _MIN_STEM = 4, 6
+
+
+def _prefix_negated(said: set[str], heard: set[str]) -> bool:
+    """True when `said` uses a prefixed word whose rest `heard` states, and neither side uses the other side's
+    form too (a passage that compares both is not reversed by a claim about one)."""
+    said_terms = {word_term(w) for w in said}
+    heard_terms = {word_term(w) for w in heard}
+    for word in said - heard:
+        if word_term(word) in heard_terms:
+            continue
+        for prefix in _PREFIXES:
+            rest = word[len(prefix):]
+            if not word.startswith(prefix) or len(rest) < _MIN_WORD or rest in said:
+                continue
+            if prefix != "a" and rest in heard:
+                return True
+            term = word_term(rest)
+            if len(rest) >= _MIN_STEM and term and term in heard_terms and term not in said_terms:
+                return True
+    return False
 
 
 _PREFERS = re.compile(r"([a-z][a-z-]+) (?:over|rather than|instead of|before) ([a-z][a-z-]+)")
