@@ -42,6 +42,7 @@ from functools import cache
 from bookrag.domain.fitted import logistic, read_fitted
 from bookrag.domain.models import SearchHit
 from bookrag.text.bm25 import tokenize
+from bookrag.text.sentences import TABLE_SEPARATOR
 
 __all__ = ["LABEL_WEIGHT", "RERANK_MIN", "SILENCE_FEATURES", "Evidence", "Silence", "asked_about", "labels", "silence",
            "silence_features", "silent", "vouched", "weigh"]
@@ -50,7 +51,6 @@ LABEL_WEIGHT = 0.3
 RERANK_MIN = 0.5
 # "- **Label**: ...", "1. **Label** - ...", and a table row's first cell ("| Label | ... |").
 _LABEL = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+\*\*([^*\n]+)\*\*|^\s*\|\s*([^|\n]+?)\s*\|", re.M)
-_RULE = re.compile(r"^[\s:|-]*$")  # a table's |---| separator row
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +77,7 @@ def labels(hit: SearchHit) -> set[str]:
     own = [hit.section_heading, *path[1:]] if path else [hit.section_heading]
     own = [h for h in own if h and h != hit.payload.doc_title]
     cells = [a or b for a, b in _LABEL.findall(hit.text)]
-    return set(tokenize(" ".join([*own, *(c for c in cells if not _RULE.match(c))])))
+    return set(tokenize(" ".join([*own, *(c for c in cells if not TABLE_SEPARATOR.match(c))])))  # not |---|
 
 
 # "What does the book say about powering the robot?": the book and its saying are how the reader asks,

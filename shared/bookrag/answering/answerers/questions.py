@@ -19,7 +19,6 @@ _QUOTED = re.compile(r"`([^`]+)`|\"([^\"]+)\"|'([^']{2,40})'")
 
 
 
-_SENTENCE_START = re.compile(r"(?:^|[.!?]\s+)([A-Za-z0-9][\w.+/-]*)")
 
 
 
@@ -208,17 +207,16 @@ def searchable(question: str, vocabulary: Callable[[], Collection[str]]) -> str:
 
 
 def named_terms(question: str) -> list[str]:
-    """Stems of what the question names: capitalised words not opening a sentence, acronyms,
+    """Stems of what the question names: capitalised words not opening the question, acronyms,
     versions and model numbers, and quoted or `code` terms."""
-    starts = {m.group(1) for m in _SENTENCE_START.finditer(question)}
     names: list[str] = []
     for m in _QUOTED.finditer(question):
         names.append(next(g for g in m.groups() if g))
-    for word in typed_words(question):
+    for at, word in enumerate(typed_words(question)):
         # Versions and model numbers ("18.04", "PX4", "RT-2") name things; years and decades do not.
         has_digit = any(c.isdigit() for c in word) and len(word) >= 2 and not _YEAR_LIKE.fullmatch(word)
         is_acronym = len(word) >= 2 and sum(c.isupper() for c in word) >= 2
-        is_name = word[0].isupper() and word not in starts
+        is_name = word[0].isupper() and at > 0
         if has_digit or is_acronym or is_name:
             names.append(word)
     stems: list[str] = []
