@@ -14,7 +14,9 @@ from bookrag.answering.answerers.base import (
     render_documents,
     run_within,
 )
+from bookrag.answering.answerers.candidates import candidates
 from bookrag.answering.answerers.extractive import named_terms
+from bookrag.answering.answerers.questions import QuestionShape
 from bookrag.answering.citations import Ledger, verify_citations
 from bookrag.domain.deadline import Deadline
 from bookrag.domain.models import ChunkPayload, SearchHit
@@ -237,3 +239,19 @@ def test_a_lead_in_carries_its_list_and_not_the_code_block_after_it() -> None:
     lead_in = next(u for u in extract_units(text) if u.text == "The store has three methods:")
     assert lead_in.items == ("getState returns the state.", "dispatch sends an action.", "subscribe adds a listener.")
     assert not lead_in.code
+
+
+def test_a_lead_in_carries_a_long_code_block_cut_at_the_lines_an_answer_quotes() -> None:
+    # A configuration block longer than an answer quotes, with a line wider than a command: its lead-in still
+    # answers "how do I set up X" (it used to be dropped as a lead-in without its block), and the answer shows
+    # the block's first lines and says it goes on.
+    wide = '  <plugin filename="libexample-ray-sensor-system.so" name="example::systems::RaySensor" always="true"/>'
+    body = "\n".join(["<sensor>", wide, *(f"  <p{i}>{i}</p{i}>" for i in range(30)), "</sensor>"])
+    text = f"LIDAR Simulation\n\nLIDAR sensors can be configured with detailed parameters:\n\n```xml\n{body}\n```\n"
+    lead_in = extract_units(text, {"lidar simulation"})[0]
+    assert lead_in.text == "LIDAR sensors can be configured with detailed parameters:"
+    assert lead_in.code and len(lead_in.items) == 20 and lead_in.items[:2] == ("<sensor>", wide.strip())
+
+    shown = candidates([hit("c1", text)], QuestionShape.of("how do i set up a lidar sensor"))
+    assert shown[0].text.startswith(lead_in.text)
+    assert shown[0].block.startswith("```xml\n<sensor>\n") and shown[0].block.endswith("<p17>17</p17>\n...\n```")

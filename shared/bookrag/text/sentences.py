@@ -36,8 +36,7 @@ BLOCKQUOTE = re.compile(r"^\s{0,3}>\s?")  # a quote's marker: the page shows the
 SECTION_NUMBER = re.compile(r"^\s*(?:\d+(?:\.\d+)*\.?|[A-Z]\.)\s+")  # a heading's number: "2.1.1 ", "A. "
 TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
 _RULE = re.compile(r"^\s*([-*_])(\s*\1){2,}\s*$")
-_MAX_CODE_LINES = 20  # a configuration or install block a lead-in introduces; longer is a program listing
-_MAX_CODE_CHARS = 100
+_MAX_CODE_LINES = 20  # the lines of a code block an answer quotes
 _TERMINAL = re.compile(r"[.!?:;)\]`*\"']$")
 # A definition line: a paragraph that opens with a bold term and a colon or dash ("**Depth Maps**:
 # Accurate depth ..."). A run of them after a lead-in reads as that lead-in's list.
@@ -184,16 +183,15 @@ def extract_units(text: str, headings: set[str] | None = None) -> list[Unit]:
         if in_fence is not None:
             if fence and fence.group(1)[0] == in_fence[0] and len(fence.group(1)) >= len(in_fence):
                 in_fence = None
-                # A short command block reads as a list of commands (a lead-in sentence carries it).
-                if 0 < len(code) <= _MAX_CODE_LINES:
-                    blocks.extend(("code", c) for c in code)
+                # A block reads as the lines its lead-in sentence introduces, its first `_MAX_CODE_LINES` when
+                # longer (the answer shows them and says the block goes on): how long a block is, or where the
+                # chunker cut it, does not decide whether the sentence that introduces it can answer.
+                blocks.extend(("code", c) for c in code[:_MAX_CODE_LINES])
                 blocks.append(("fence", _Mapped("", ())))
                 code = []
-            elif raw.strip() and len(raw.strip()) <= _MAX_CODE_CHARS:
+            elif raw.strip():
                 lead = len(raw) - len(raw.lstrip())
                 code.append(_Mapped(raw.strip(), tuple(range(base + lead, base + lead + len(raw.strip())))))
-            elif raw.strip():
-                code = [_Mapped("", ())] * (_MAX_CODE_LINES + 1)  # a long line: not a command list
             continue
         if fence:
             flush()

@@ -240,5 +240,7 @@ def _block(text: str, unit: Unit) -> str:
     opener = text[:first].rstrip("\n").rsplit("\n", 1)[-1].strip()
     fence = opener if opener.startswith(("```", "~~~")) else "```"
     body = textwrap.dedent(text[first:unit.item_spans[-1][1]])
+    rest = text[unit.item_spans[-1][1]:].lstrip(" \t\n")
     closing = re.match(r"`+|~+", fence)
-    return f"{fence}\n{body}\n{closing.group() if closing else '```'}"
+    more = "" if rest.startswith(fence[:3]) else "\n..."  # the block goes on in the book: the citation opens it
+    return f"{fence}\n{body}{more}\n{closing.group() if closing else '```'}"
