@@ -223,3 +223,13 @@ def test_a_multiple_written_as_a_word_or_with_an_x_is_a_figure() -> None:
 
     assert changed.digits_missing and not changed.numbers_found
     assert same.numbers_found
+
+
+def test_a_figure_written_against_its_unit_is_a_figure() -> None:
+    # The book writes "60fps" and "100Hz+": a claim's "60 fps" states the figure the book holds, "30 fps" does not.
+    assert numbers("Cameras: 1080p minimum, 60fps; LiDAR: 0.15m to 25m, 10Hz+ scan rate") == \
+        {"1080", "60", "0.15", "25", "10"}
+    assert numbers("a 3D map, the 2nd edition") == set()
+    book = hit("- **IMU**: 9-axis, 100Hz+ update rate\n- **Cameras**: 1080p minimum, 60fps for real-time vision")
+    assert lexical("Cameras should be 1080p at 60 fps.", [Evidence.of(book)]).numbers_found
+    assert not lexical("Cameras should be 1080p at 30 fps.", [Evidence.of(book)]).numbers_found

@@ -8,7 +8,8 @@ and writes names that carry a digit as words ("ROS 2" where the book writes "ROS
   joined into one name ("ROS 2", "ROS2" -> "ros2": a name, not a number), number words up to twenty
   read as digits, stop words (`text.bm25.STOP_WORDS`) and `FRAMING` words dropped, then the Snowball stem.
 - `numbers`: the figures a claim states, names excluded, thousands separators removed ("$15,000" -> "15000"),
-  a size read as its figures ("3x3" -> 3), a multiple as its factor ("2x", "twice" -> 2).
+  a size read as its figures ("3x3" -> 3), a multiple as its factor ("2x", "twice" -> 2), a figure written
+  against its unit as the figure ("60fps", "100Hz+" -> 60, 100: a claim's "60 fps" is what the book states).
 - `TermIndex.has(term)`: the term or a derivational sibling: two stems match when one is a prefix of the
   other, or when they share a prefix of at least 4 letters and three quarters of the shorter stem
   (Snowball leaves "stabl"/"stabil", "safe"/"safeti", "integr"/"integration"'s "integr" apart or
@@ -55,6 +56,9 @@ _NUMBER_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "hundred": "
 _MULTIPLIERS = {"twice": "2", "doubles": "2", "doubled": "2", "doubling": "2", "thrice": "3", "triples": "3",
                 "tripled": "3", "tripling": "3"}
 _MULTIPLE = re.compile(r"\d+x")
+# A figure written against its unit ("100Hz+", "60fps", "0.15m", "512GB"): the figure and the unit, as "60 fps"
+# writes them. Not a dimension's name ("3D") nor an ordinal ("2nd"): those name, they do not measure.
+_GLUED = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(?!(?:d|st|nd|rd|th)\b)([a-z]{1,4})\+?(?!\w)", re.IGNORECASE)
 _MIN_PREFIX = 4
 _DIMENSIONS = re.compile(r"(?<=\d)[x×](?=\d)")
 
@@ -73,7 +77,8 @@ def claim_terms(text: str) -> list[str]:
     words = []
     for word in plain_words(text):
         word = _NUMBER_WORDS.get(word) or _MULTIPLIERS.get(word, word)
-        if word.isdigit() or (any(c.isdigit() for c in word) and not word.isalnum()) or _MULTIPLE.fullmatch(word):
+        # `isalnum` first: most words are, and it spares a walk over each one's characters.
+        if word.isdigit() or (not word.isalnum() and any(c.isdigit() for c in word)) or _MULTIPLE.fullmatch(word):
             continue  # a figure: `numbers` checks it
         if len(word) > 1 and word not in STOP_WORDS and word not in FRAMING:
             words.append(word)
@@ -94,7 +99,8 @@ def word_term(word: str) -> str:
 def numbers(text: str) -> set[str]:
     """The figures `text` states ("22.04", "4-12" -> 4, 12; "four" -> 4; "twice", "2x" -> 2), names such as "ROS 2"
     excluded."""
-    joined = _DIMENSIONS.sub(" x ", _names_joined(text))  # "a 3x3 matrix" states 3 (twice): 4x4 is another size
+    # "a 3x3 matrix" states 3 (twice): 4x4 is another size.
+    joined = _GLUED.sub(r"\1 \2", _DIMENSIONS.sub(" x ", _names_joined(text)))
     found = {n.replace(",", "") for n in _NUMBER.findall(joined)}
     words = re.findall(r"[a-z]+", joined.lower())
     found |= {_NUMBER_WORDS[w] for w in words if w in _NUMBER_WORDS

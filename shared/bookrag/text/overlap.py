@@ -8,9 +8,16 @@ MIN_OVERLAP = 20  # shorter shared text is a coincidence, not the packer's overl
 
 def carried_over(previous: str, text: str) -> int:
     """Length of the longest start of `text` that ends `previous` (the packer's carried-over prose)."""
-    for k in range(min(len(previous), len(text)), MIN_OVERLAP - 1, -1):
-        if previous.endswith(text[:k]):
-            return k
+    if min(len(previous), len(text)) < MIN_OVERLAP:
+        return 0
+    # Where `text`'s first words occur in `previous` (found at C speed), nearest its start first: the longest
+    # overlap is the earliest place from which `previous` runs to its end as `text` begins.
+    head = text[:MIN_OVERLAP]
+    at = previous.find(head, max(0, len(previous) - len(text)))
+    while at != -1:
+        if text.startswith(previous[at:]):
+            return len(previous) - at
+        at = previous.find(head, at + 1)
     return 0
 
 

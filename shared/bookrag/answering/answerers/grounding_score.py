@@ -29,7 +29,7 @@ The features (each in 0..1):
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import astuple, dataclass, fields
+from dataclasses import dataclass, fields
 from functools import lru_cache
 from pathlib import Path
 
@@ -64,10 +64,15 @@ class Features:
                    min(missing, _MISSING_CAP) / _MISSING_CAP, min(terms, _LENGTH_CAP) / _LENGTH_CAP, *polarity)
 
     def row(self) -> tuple[float, ...]:
-        return tuple(round(float(v), 6) for v in astuple(self))
+        return tuple(round(float(v), 6) for v in _values(self))
 
 
 FEATURES = tuple(f.name for f in fields(Features))
+
+
+def _values(x: Features) -> tuple[float, ...]:
+    # `astuple` deep-copies field by field (the check asks it thousands of times a request); the features are floats.
+    return tuple(getattr(x, name) for name in FEATURES)
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +94,7 @@ class Model:
 
 
 def _with_cosine(x: Features, cosine: float) -> tuple[float, ...]:
-    row = list(astuple(x))
+    row = list(_values(x))
     row[FEATURES.index("cosine")] = cosine
     return tuple(row)
 

@@ -28,6 +28,7 @@ The agent attaches quotes to `Source` (additive field `quotes`); answerers pass 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from urllib.parse import quote as _percent
 
 from bookrag.contracts.agent import Quote
@@ -82,7 +83,18 @@ def _words(text: str) -> list[str]:
 def _occurs(needle: list[str], haystack: list[str]) -> bool:
     """Whether the word sequence `needle` occurs in `haystack` (word-bounded, case-folded)."""
     n = len(needle)
-    return n > 0 and any(haystack[i:i + n] == needle for i in range(len(haystack) - n + 1))
+    if not n:
+        return False
+    # Only where its first word is (found at C speed): a page above a quote runs to thousands of words.
+    i, last = 0, len(haystack) - n + 1
+    while True:
+        try:
+            i = haystack.index(needle[0], i, max(last, 0))
+        except ValueError:
+            return False
+        if haystack[i:i + n] == needle:
+            return True
+        i += 1
 
 
 def _title_line(lines: list[str]) -> bool:
@@ -116,17 +128,36 @@ def _without_heading(raw: str, heading: str) -> tuple[str, str]:
     return "".join(dropped), text
 
 
-def fragment_directive(raw: str, before: str = "", heading: str = "") -> str:
+@dataclass(frozen=True, slots=True)
+class _Page:
+    """The text above a chunk on its page (titles, breadcrumbs, earlier chunks) as a fragment reads it: read
+    once for all the quotes of the chunk, not once each (it runs to thousands of words)."""
+
+    text: str = ""
+    segments: tuple[str, ...] = ()
+    words: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, text: str) -> _Page:
+        segments = tuple(_segments(text))
+        return cls(text, segments, tuple(_words(" ".join(segments))))
+
+
+def fragment_directive(raw: str, before: str = "", heading: str = "", page: _Page | None = None) -> str:
     """`text=...` for a raw span; '' when the span renders to nothing. `before`: the rendered page's text
-    above the span (see the module docstring); `heading`: the span's section heading."""
+    above the span (see the module docstring), after `page`'s when given; `heading`: the span's section heading."""
     dropped, kept = _without_heading(raw, heading)
     segments = _segments(kept)
     if not segments:
         return ""
     before = f"{before}\n{dropped}" if dropped else before
     first, last = segments[0].split(), segments[-1].split()
-    above = _segments(before)
-    earlier = _words(" ".join(above))
+    # Segments and words run line by line: the page's, read once, then the rest's.
+    page = page or _Page()
+    own = _segments(before)
+    above = [*page.segments, *own]
+    earlier = [*page.words, *_words(" ".join(own))]
+    before = f"{page.text}\n{before}" if page.text else before
     exact = len(segments) == 1 and len(first) <= _EXACT_MAX_WORDS
     take = len(first) if exact else min(_RANGE_WORDS, len(first))
     while take < len(first) and _occurs(_words(" ".join(first[:take])), earlier):
@@ -152,8 +183,8 @@ def fragment_directive(raw: str, before: str = "", heading: str = "") -> str:
     return value.replace("text=", f"text={encode_fragment_value(prefix)}-,", 1) if prefix else value
 
 
-def fragment_url(source_url: str, raw: str, before: str = "", heading: str = "") -> str:
-    directive = fragment_directive(raw, before, heading)
+def fragment_url(source_url: str, raw: str, before: str = "", heading: str = "", page: _Page | None = None) -> str:
+    directive = fragment_directive(raw, before, heading, page)
     if not directive or not source_url:
         return source_url
     base = source_url.split(":~:", 1)[0]
@@ -165,15 +196,22 @@ def make_quote(hit: SearchHit, start: int, end: int, support: float | None = Non
     """The quote of `hit.text[start:end]`, or None for an empty or out-of-range span. `support`: a grounded
     draft's score of the span; `page_before`: the page's text above the chunk (its earlier chunks), so that
     the fragment's start is unique on the page."""
+    return _quote(hit, start, end, support, _above(hit, page_before))
+
+
+def _above(hit: SearchHit, page_before: str) -> _Page:
+    # What the rendered page shows above the chunk: the sidebar's and breadcrumbs' titles, then the page.
+    return _Page.of("\n".join([hit.payload.doc_title, *hit.payload.heading_path, page_before]))
+
+
+def _quote(hit: SearchHit, start: int, end: int, support: float | None, page: _Page) -> Quote | None:
     text = hit.text
     if not 0 <= start < end <= len(text):
         return None
     raw = text[start:end]
-    p = hit.payload
-    # What the rendered page shows above the quote: the sidebar's and breadcrumbs' titles, then the page.
-    before = "\n".join([p.doc_title, *p.heading_path, page_before, text[:start]])
     return Quote(text=raw, start=start, end=end,
-                 fragment_url=fragment_url(p.source_url, raw, before, hit.section_heading), support=support)
+                 fragment_url=fragment_url(hit.payload.source_url, raw, text[:start], hit.section_heading, page),
+                 support=support)
 
 
 def quotes_for(hit: SearchHit, spans: list[tuple[int, int]],
@@ -181,8 +219,9 @@ def quotes_for(hit: SearchHit, spans: list[tuple[int, int]],
     """Quotes for `spans` of one chunk, in reading order, each span once; `support`: a grounded
     draft's score of each span, (chunk id, start, end) -> 0..1."""
     out: list[Quote] = []
+    page = _above(hit, page_before) if spans else _Page()
     for start, end in sorted(set(spans)):
-        q = make_quote(hit, start, end, (support or {}).get((hit.chunk_id, start, end)), page_before)
+        q = _quote(hit, start, end, (support or {}).get((hit.chunk_id, start, end)), page)
         if q is not None:
             out.append(q)
     return out
