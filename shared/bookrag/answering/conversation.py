@@ -29,7 +29,6 @@ from bookrag.answering.question_words import (
     GENERIC,
     POSSESSIVES,
     QUESTION_WORDS,
-    STOP,
     SUBJECT_PRONOUNS,
     VERBS,
     Tok,
@@ -325,7 +324,7 @@ def resolve_follow_up(question: str, history: Sequence[Turn]) -> str:
         return f"{_ends(question)} ({focus or subject})?"  # "And how high does the ceiling need to be?"
     own = _own_content(toks)
     if not own:
-        content = [t for t in toks if t.low not in QUESTION_WORDS and t.low not in STOP]
+        content = [t for t in toks if not is_function_word(t.low)]
         if not content:  # "Why?", "How so?": the whole earlier question is the subject
             return f"{_ends(question)} ({_ends(last_asked)})?"
         return f"{_ends(question)} ({focus or subject})?"
