@@ -15,6 +15,8 @@ from bookrag.text.bm25 import STOP_WORDS, tokenize
 from bookrag.text.facets import facets, without_facet_words
 from bookrag.text.lexicon import closest, english
 
+# "1980s", "90s": a decade, not a name.
+_YEAR_LIKE = re.compile(r"\d+'?s?")
 _TWO_PART = (
     re.compile(r"\bdifferences?\s+between\s+(.+?)\s+and\s+(.+?)(?:\?|$|,|\s+(?:in|when|for)\s)", re.IGNORECASE),
     re.compile(r"\bcompar\w*\s+(.+?)\s+(?:and|with|to)\s+(.+?)(?:\?|$|,)", re.IGNORECASE),
@@ -192,8 +194,8 @@ def named_terms(question: str) -> list[str]:
     versions and model numbers."""
     names: list[str] = []
     for at, word in enumerate(typed_words(question)):
-        # Versions and model numbers ("18.04", "PX4", "RT-2") name things.
-        has_digit = any(c.isdigit() for c in word) and len(word) >= 2
+        # Versions and model numbers ("18.04", "PX4", "RT-2") name things; years and decades do not.
+        has_digit = any(c.isdigit() for c in word) and len(word) >= 2 and not _YEAR_LIKE.fullmatch(word)
         is_acronym = len(word) >= 2 and sum(c.isupper() for c in word) >= 2
         is_name = word[0].isupper() and at > 0
         if has_digit or is_acronym or is_name:
