@@ -12,7 +12,7 @@ a follow-up becomes a standalone question:
   A question with its own subject and no pronoun is a new topic and is left alone.
 - with an LLM answerer, one short call to the same model (`answering.rewriters`).
 When the earlier question asked the book to pick something ("Which physics engine is the most
-accurate?"), a singular pronoun means what the answer picked ("its downsides" -> "DART's downsides";
+accurate?"), a pronoun means what the answer picked ("its downsides" -> "DART's downsides";
 `answer_focus`). A refused turn is skipped when an answered one has a subject (`answered`). A
 question about a selection uses the earlier turns only when it refers back to them (`selection.about_selection`).
 """
@@ -29,7 +29,6 @@ from bookrag.answering.question_words import (
     GENERIC,
     POSSESSIVES,
     QUESTION_WORDS,
-    STOP,
     SUBJECT_PRONOUNS,
     VERBS,
     Tok,
@@ -49,8 +48,6 @@ _MAX_DEFINED_TOKENS = 8
 # not a new subject.
 _QUALIFIERS = frozenset({"for", "in", "on", "at", "with", "without", "during", "under", "over", "inside", "outside",
                          "within", "across", "after", "before", "near", "beyond"})
-# "which one", "use one": "one" stands for the earlier subject ("one of them", "no one" do not).
-_ONE_AFTER = frozenset({"which", "the", "that", "this", "use", "pick", "choose", "need", "want", "buy", "get"})
 _SWITCH = re.compile(r"^\s*(?:and\s+)?(?:what|how)\s+about\s+(.+?)\s*[?.!]*\s*$|^\s*and\s+(.+?)\s*\?+\s*$",
                      re.IGNORECASE)
 
@@ -140,12 +137,12 @@ def _subject_turn(history: Sequence[Turn]) -> tuple[str, Turn] | None:
 _PICKING = re.compile(r"^\s*(?:which|who|what\s+(?:is|are)\s+the\s+(?:most|best|least|recommended|default|preferred)"
                       r"|what\s+(?!(?:is|are|was|were|does|do|did|can|could|should|would|will|has|have|happens?)\b)"
                       r"[a-z])", re.IGNORECASE)
-# An answer's items: its sentences, lines, and list items the extractive answer joins with "; ".
 # An answer that opens by naming what it is about: "CPGs are neural circuits ...", "The ZMP is ...".
 _LEAD_NAME = re.compile(r"^(?:The\s+)?(?P<name>[A-Z][A-Za-z0-9+#.-]*[A-Z0-9][A-Za-z0-9+#.-]*s?)\s+(?:is|are)\s")
 _CALLED = re.compile(r"\b(?:called|named|known\s+as|term\s+for)\b", re.IGNORECASE)
 _MAX_KIND_WORDS = 2  # "Which control method finds ...": the kind, not the clause after it
 _COPULA = re.compile(r"\b(?:is|are|was|were)\s+$", re.IGNORECASE)  # right before the question's subject
+# An answer's items: its sentences, lines, and list items the extractive answer joins with "; ".
 _ITEM_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+|;\s+(?=[A-Z0-9*#`])")
 _LABEL = re.compile(r"^[\s*#>`-]*(?P<label>[A-Z0-9][\w+#.-]*(?:\s+[A-Z0-9][\w+#.-]*){0,3})\**\s*(?:[—–:(]|-\s)")
 _MARKERS = re.compile(r"\s*\[\d+(?:\s*,\s*\d+)*\]")
@@ -258,25 +255,19 @@ def _ends(question: str) -> str:
     return question.rstrip(" ?.!")
 
 
-_PLURAL = frozenset({"they", "them", "their", "these", "those"})
-
-
 def _substitute(question: str, subject: str, focus: str = "") -> str | None:
     """`question` with its pronouns, possessives, lone demonstratives and anaphoric "one(s)" replaced by
-    `subject`; None when it has none. With a `focus` (the entity the earlier answer picked), a singular
-    pronoun means it ("What are its downsides?"); "one" and plural ones still mean the kind ("Which one
-    is faster?")."""
+    `subject`; None when it has none. With a `focus` (the entity the earlier answer picked), a pronoun means
+    it ("What are its downsides?"); "one" still means the kind ("Which one is faster?")."""
     toks = tokens(question)
     pieces: list[str] = []
     last = 0
     substituted = False
-    # A plural pronoun means the kind ("they": engines), unless the answer picked a plural ("CPGs").
-    plural_focus = _plural(focus.lower())
     for i, tok in enumerate(toks):
         nxt = toks[i + 1] if i + 1 < len(toks) else None
         prev = toks[i - 1] if i else None
         replacement = None
-        referent = subject if (tok.low in _PLURAL and not plural_focus) or not focus else focus
+        referent = focus or subject
         if tok.low in POSSESSIVES:
             replacement = f"{referent}'s"
         elif tok.low in SUBJECT_PRONOUNS:
@@ -284,9 +275,10 @@ def _substitute(question: str, subject: str, focus: str = "") -> str | None:
         elif tok.low in DEMONSTRATIVES and (prev is None or is_function_word(prev.low)) and (
                 nxt is None or is_function_word(nxt.low) or question[tok.end:nxt.start].strip()):
             replacement = referent  # "this", "that" standing alone (not "this engine", not "that publishes")
-        elif tok.low in ("one", "ones") and prev is not None and (prev.low in _ONE_AFTER or (
-                nxt is None and prev.low not in ("no", "any", "every", "some", "each"))):
-            replacement = subject  # "which one", "use one"; closing the question: "make up one?", "standard ones"
+        elif tok.low in ("one", "ones") and prev is not None and (nxt is None or is_function_word(prev.low)) \
+                and prev.low not in ("no", "any", "every", "some", "each"):
+            # "which one", "the one"; closing the question: "use one?", "standard ones"; not "no one", "one of them"
+            replacement = subject
         if replacement is not None:
             pieces += [question[last:tok.start], replacement]
             last = tok.end
@@ -325,7 +317,7 @@ def resolve_follow_up(question: str, history: Sequence[Turn]) -> str:
         return f"{_ends(question)} ({focus or subject})?"  # "And how high does the ceiling need to be?"
     own = _own_content(toks)
     if not own:
-        content = [t for t in toks if t.low not in QUESTION_WORDS and t.low not in STOP]
+        content = [t for t in toks if not is_function_word(t.low)]
         if not content:  # "Why?", "How so?": the whole earlier question is the subject
             return f"{_ends(question)} ({_ends(last_asked)})?"
         return f"{_ends(question)} ({focus or subject})?"

@@ -7,18 +7,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["DEMONSTRATIVES", "GENERIC", "PARTICIPLES", "POSSESSIVES", "QUESTION_WORDS", "STOP", "SUBJECT_PRONOUNS",
-           "VERBS", "Tok", "is_function_word", "is_named", "is_participle", "tokens"]
+from bookrag.text.bm25 import STOP_WORDS
+
+__all__ = ["DEMONSTRATIVES", "GENERIC", "PARTICIPLES", "POSSESSIVES", "QUESTION_WORDS", "SUBJECT_PRONOUNS", "VERBS",
+           "Tok", "is_function_word", "is_named", "is_participle", "tokens"]
 
 # A word as typed, names and versions whole: "ROS2", "C#", "18.04", "nav2_bringup", "TCP/IP", "Gazebo's".
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9+#._'/-]*[A-Za-z0-9+#]|[A-Za-z0-9]")
 QUESTION_WORDS = frozenset("""what which how why when where who whom whose does do did is are was were can could
 should would will shall may might must has have had tell explain describe give list show""".split())  # noqa: SIM905 (a word list reads better as prose)
-STOP = frozenset("""a an the of in on at to for from by with about as and or but if then than so such
-into onto over under between through during before after above below up down out off again further
-there here all any both each few more most other some no nor not only own same too very just also
-i me my we our you your us s t don doesn isn aren also be been being am get gets got make makes made
-use used using uses work works working between vs versus instead else compared compare""".split())  # noqa: SIM905 (a word list reads better as prose)
 # Words a follow-up uses without naming its subject: "What are the downsides?", "Give an example".
 GENERIC = frozenset("""downside downsides drawback drawbacks advantage advantages disadvantage disadvantages
 benefit benefits limitation limitations example examples difference differences purpose role step steps
@@ -59,7 +56,7 @@ def tokens(text: str) -> list[Tok]:
 
 
 def is_function_word(low: str) -> bool:
-    return (low in STOP or low in QUESTION_WORDS or low in SUBJECT_PRONOUNS or low in POSSESSIVES
+    return (low in STOP_WORDS or low in QUESTION_WORDS or low in SUBJECT_PRONOUNS or low in POSSESSIVES
             or low in DEMONSTRATIVES)
 
 

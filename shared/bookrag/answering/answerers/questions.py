@@ -9,23 +9,14 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 from bookrag import errors
-from bookrag.answering.question_words import tokens
+from bookrag.answering.question_words import is_function_word, tokens
 from bookrag.domain.models import SearchHit
 from bookrag.text.bm25 import STOP_WORDS, tokenize
 from bookrag.text.facets import facets, without_facet_words
 from bookrag.text.lexicon import closest, english
 
-_QUOTED = re.compile(r"`([^`]+)`|\"([^\"]+)\"|'([^']{2,40})'")
-
-
-
-
-
-
+# "1980s", "90s": a decade, not a name.
 _YEAR_LIKE = re.compile(r"\d+'?s?")
-
-
-
 _TWO_PART = (
     re.compile(r"\bdifferences?\s+between\s+(.+?)\s+and\s+(.+?)(?:\?|$|,|\s+(?:in|when|for)\s)", re.IGNORECASE),
     re.compile(r"\bcompar\w*\s+(.+?)\s+(?:and|with|to)\s+(.+?)(?:\?|$|,)", re.IGNORECASE),
@@ -56,13 +47,6 @@ _WHAT_IS = re.compile(r"^\s*(?:(?:so|ok|okay|and|but|then|hey|hi)\b[\s,]*)?"
                       r"(?:exactly\s+|really\s+|actually\s+)?(?:an?\s+|the\s+)?(?P<x>[^?,]+?)\s*(?:[?,].*)?$"
                       r"|^\s*what\s+does\s+(?:an?\s+|the\s+)?(?P<y>[^?,]+?)\s+mean"
                       r"|^\s*define\s+(?:an?\s+|the\s+)?(?P<z>[^?,]+?)\s*\??\s*$", re.IGNORECASE)
-_RELATION = re.compile(r"(?<!\S)(?:of|between|for|in|on|to|with|when|why|how|used|does|do|can|good|bad|better|"
-                       r"best|worse|worst|like)(?!\S)", re.IGNORECASE)
-# What follows the term and only places it: "the ZMP *in bipedal walking*", "the reality gap *people talk
-# about with simulators*", "an LQR *and what control law does it give*". Not "of" or "between": "the role
-# of X" asks about a relation, which no "X is ..." sentence answers.
-_CONTEXT = re.compile(r"\s+(?:(?:in|on|for|with|when|within|during|that|which|who|used|and|or|as|at|from)\s"
-                      r"|(?:people|everyone|folks|they|you|we|i)\s+\w+).*$", re.IGNORECASE)
 _MAX_TERM_WORDS = 5
 # A definition: the term as the sentence's subject, then a defining verb.
 # Not "X is <adjective>": "Physical AI is computationally demanding ..." says how X is, not what.
@@ -90,7 +74,6 @@ def answer_type(question: str) -> str:
     return m.group("kind") if m else ""
 
 
-
 # "can you summarize module 3", "tl;dr of the style guide", "what's the essentials tutorial part 6 about":
 # the subject after the asking, or between "what's" and "about".
 _SUMMARY = re.compile(r"^.*?\b(?:summari[sz]e|summary\s+of|sum\s+up|tl;?\s*dr(?:\s+of)?|gist\s+of|recap\s+of|"
@@ -114,14 +97,14 @@ def what_is(question: str) -> tuple[str, bool]:
 
 
 def defined_term(question: str) -> str:
-    """The X of "What is X?" (a named thing, not a relation), else ''."""
-    term, asked_what_is = what_is(question)
-    if not term:
-        return ""
-    if asked_what_is:
-        # "What is X in Y?" still asks what X is, once its setting is set aside.
-        term = _CONTEXT.sub("", term)
-    if len(term.split()) > _MAX_TERM_WORDS or _RELATION.search(term) or not tokenize(term):
+    """The X of "What is X?" up to its first function word, else ''."""
+    term = what_is(question)[0]
+    # "What is X in Y?" still asks what X is: X ends at its first function word ("the ZMP in bipedal walking");
+    # "the role of X" is then "role", which no sentence of the book defines as the subject of its question.
+    words = tokens(term)
+    end = next((i for i, t in enumerate(words) if is_function_word(t.low)), len(words))
+    term = term[:words[end - 1].end] if end else ""
+    if len(term.split()) > _MAX_TERM_WORDS or not tokenize(term):
         return ""
     return term
 
@@ -208,10 +191,8 @@ def searchable(question: str, vocabulary: Callable[[], Collection[str]]) -> str:
 
 def named_terms(question: str) -> list[str]:
     """Stems of what the question names: capitalised words not opening the question, acronyms,
-    versions and model numbers, and quoted or `code` terms."""
+    versions and model numbers."""
     names: list[str] = []
-    for m in _QUOTED.finditer(question):
-        names.append(next(g for g in m.groups() if g))
     for at, word in enumerate(typed_words(question)):
         # Versions and model numbers ("18.04", "PX4", "RT-2") name things; years and decades do not.
         has_digit = any(c.isdigit() for c in word) and len(word) >= 2 and not _YEAR_LIKE.fullmatch(word)
