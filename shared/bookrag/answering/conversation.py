@@ -55,7 +55,7 @@ _SWITCH = re.compile(r"^\s*(?:and\s+)?(?:what|how)\s+about\s+(.+?)\s*[?.!]*\s*$|
 def _defined(question: str) -> str:
     """X of "What is X?" (`questions.what_is`), or "" when the question is not one or X is generic
     ("What is the difference between ...": its parts are the subject, not "difference")."""
-    rest = what_is(question)[0]
+    rest = what_is(question)
     if not rest:
         return ""
     toks = tokens(rest)

@@ -87,18 +87,16 @@ def summary_subject(question: str) -> str:
     return (m.group("s") or m.group("t")).strip(" ?.!") if m else ""
 
 
-def what_is(question: str) -> tuple[str, bool]:
-    """(X, whether it was asked "What is X ...?") of "What is X?", "What does X mean?", "Define X"; ("", False)
-    for another question. X is as written, up to a comma or the question mark."""
+def what_is(question: str) -> str:
+    """The X of "What is X?", "What does X mean?", "Define X", as written up to a comma or the question mark;
+    '' for another question."""
     m = _WHAT_IS.match(" ".join(question.split()))
-    if m is None:
-        return "", False
-    return next(g for g in m.group("x", "y", "z") if g), bool(m.group("x"))
+    return next(g for g in m.group("x", "y", "z") if g) if m else ""
 
 
 def defined_term(question: str) -> str:
     """The X of "What is X?" up to its first function word, else ''."""
-    term = what_is(question)[0]
+    term = what_is(question)
     # "What is X in Y?" still asks what X is: X ends at its first function word ("the ZMP in bipedal walking");
     # "the role of X" is then "role", which no sentence of the book defines as the subject of its question.
     words = tokens(term)
