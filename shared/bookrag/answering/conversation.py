@@ -263,11 +263,11 @@ def _substitute(question: str, subject: str, focus: str = "") -> str | None:
     pieces: list[str] = []
     last = 0
     substituted = False
+    referent = focus or subject
     for i, tok in enumerate(toks):
         nxt = toks[i + 1] if i + 1 < len(toks) else None
         prev = toks[i - 1] if i else None
         replacement = None
-        referent = focus or subject
         if tok.low in POSSESSIVES:
             replacement = f"{referent}'s"
         elif tok.low in SUBJECT_PRONOUNS:

@@ -166,7 +166,6 @@ def _scopes(tokens: list[str], reach: int = _SCOPE) -> tuple[set[str], set[str],
     return {t for scope in reaches for t in scope}, heads, plain
 
 
-
 class _Passage(NamedTuple):
     tokens: tuple[str, ...]
     negated: frozenset[str]

@@ -65,9 +65,9 @@ def reader_locale() -> str:
 
 
 # `[S1]`, `[S1, S3]`, `[S1][S2]`: the ids the model was given are S followed by a number.
-_MARKER = r"\[\s*S\d+(?:\s*[,;]\s*S\d+)*\s*\]"
-CITATION = re.compile(r"\[\s*(S\d+(?:\s*[,;]\s*S\d+)*)\s*\]")  # its group: the labels, "S1, S3"
-MARKERS = CITATION
+_LABELS = r"S\d+(?:\s*[,;]\s*S\d+)*"
+_MARKER = rf"\[\s*{_LABELS}\s*\]"
+CITATION = re.compile(rf"\[\s*({_LABELS})\s*\]")  # its group: the labels, "S1, S3"
 # Anything that could close or open our delimiters, whatever the case or spacing.
 _DELIMITER_LOOKALIKE = re.compile(r"<(\s*/?\s*document)", re.IGNORECASE)
 

@@ -275,7 +275,6 @@ class ExtractiveAnswerer:
             cosines[:, i] = np.maximum(cosines[:, i], q_vecs @ vectors[len(texts) + j])
         return cosines
 
-
     def statements(self, question: str, hits: list[SearchHit]) -> list[str]:
         """The texts a local answer to `question` over `hits` embeds (without the chunks its clauses find): many
         answers' statements can then be embedded ahead in one call (`services.suggesting`), where an answer's

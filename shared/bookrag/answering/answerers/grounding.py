@@ -40,7 +40,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from bookrag import errors
-from bookrag.answering.answerers.base import MARKERS, Draft, cited_labels, draft_sentences
+from bookrag.answering.answerers.base import CITATION, Draft, cited_labels, draft_sentences
 from bookrag.answering.answerers.grounding_score import Features, model
 from bookrag.answering.answerers.support import Evidence, Lexical, lexical
 from bookrag.contracts.agent import REFUSAL
@@ -190,7 +190,7 @@ def judge(draft: Draft, retrieved: dict[str, SearchHit], cache: GroundingCache |
         if not hits:
             rows.append((sentence, sep, hits, None, None))  # cites nothing retrieved: the citation check decides
             continue
-        plain = MARKERS.sub(" ", sentence)
+        plain = CITATION.sub(" ", sentence)
         cited = [_evidence(h, cache) for h in hits]
         narrow = lexical(plain, cited)
         features = _features(narrow, narrow)
@@ -208,7 +208,7 @@ def judge(draft: Draft, retrieved: dict[str, SearchHit], cache: GroundingCache |
             continue
         low, high = fitted.cosine_range(row)
         if grounder.exact or low < threshold <= high:
-            todo.append((MARKERS.sub(" ", sentence), found))
+            todo.append((CITATION.sub(" ", sentence), found))
     semantic = _semantic(todo, cache, grounder)
     verdicts = []
     for sentence, sep, hits, found, row in rows:
@@ -216,7 +216,7 @@ def judge(draft: Draft, retrieved: dict[str, SearchHit], cache: GroundingCache |
             verdicts.append(Verdict(sentence, sep, judged=False, kept=True))
             continue
         x = row
-        sem = semantic.get(MARKERS.sub(" ", sentence))
+        sem = semantic.get(CITATION.sub(" ", sentence))
         if sem is not None:
             x = replace(x, cosine=max(0.0, sem))
             score = fitted.probability(x.row())

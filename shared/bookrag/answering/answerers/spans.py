@@ -157,7 +157,6 @@ def fragment_directive(raw: str, before: str = "", heading: str = "", page: _Pag
     own = _segments(before)
     above = [*page.segments, *own]
     earlier = [*page.words, *_words(" ".join(own))]
-    before = f"{page.text}\n{before}" if page.text else before
     exact = len(segments) == 1 and len(first) <= _EXACT_MAX_WORDS
     take = len(first) if exact else min(_RANGE_WORDS, len(first))
     while take < len(first) and _occurs(_words(" ".join(first[:take])), earlier):
@@ -168,8 +167,9 @@ def fragment_directive(raw: str, before: str = "", heading: str = "", page: _Pag
         # The block just above (one table cell, one line): a prefix spans no more.
         prefix = " ".join(above[-1].split()[-_PREFIX_WORDS:]) if above else ""
         # The line above, past the quote's own list bullet ("- " left when the span starts after it).
-        line = next((line for line in reversed(before.splitlines()) if line.strip() and not LIST_ITEM.fullmatch(line)),
-                    "")
+        # The nearest line of the span's own text above, else of the page's (joined only here: it runs long).
+        lines = [*page.text.splitlines(), *before.splitlines()]
+        line = next((line for line in reversed(lines) if line.strip() and not LIST_ITEM.fullmatch(line)), "")
         heading_above = bool(MD_HEADING.match(line)) or _is_title(line)
         # Not after a heading (the theme ends it with its hidden anchor link), nor where the block above
         # and the line occur together earlier too (a list of the book's pages, as the sidebar shows them):
