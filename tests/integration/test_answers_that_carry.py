@@ -132,6 +132,15 @@ def test_an_identifier_the_book_never_uses_counts_as_a_name_though_typed_in_lowe
     assert "configur" not in unknown.named  # an English word the book never uses is a reader's word
 
 
+def test_a_name_and_its_version_typed_as_one_word_are_the_books_words(bakery: Any) -> None:
+    # The book writes "Part 3"; a reader types "part3". A version the book never writes stays unknown.
+    question = "what does part3 say about shaping the loaf"
+    assert "part3" not in bakery.answerer.unknown_terms(question, bakery.context(question)).words
+
+    other = "what does part7 say about shaping the loaf"
+    assert "part7" in bakery.answerer.unknown_terms(other, bakery.context(other)).words
+
+
 def test_summarize_part_n_answers_from_that_parts_own_page(bakery: Any) -> None:
     # The introduction names Part 3 ("Proceed to Part 3 ..."); Part 3's own page says what it is about.
     response = ask(bakery, "can you summarize part 3 for me")

@@ -156,9 +156,11 @@ class ExtractiveAnswerer:
         The lookups are bounded by `deadline`: raises `StoreTimeoutError` when the store is too slow.
         """
         evidence: set[str] = set()
+        read: list[str] = []  # the retrieved text as written, headings too
         for hit in hits:
             headings = " ".join(hit.payload.heading_path)
-            found = tokenize(f"{hit.text} {hit.citation_label} {headings}")
+            read.append(f"{hit.text} {hit.citation_label} {headings}")
+            found = tokenize(read[-1])
             evidence.update(found)
             # "GUI" in GZ_GUI_PLUGIN_CAMERA_TRACKER_ENABLED, "biomechanics" in "biomechanics-oriented": the
             # parts of an identifier or a hyphenated word are words the book uses.
@@ -172,6 +174,11 @@ class ExtractiveAnswerer:
             # "denavit-hartenberg" where the book writes "Denavit–Hartenberg": every part is known.
             parts = [p for p in re.split(r"[-_.]", term) if len(p) > 1]
             if len(parts) > 1 and all(p in evidence for p in parts):
+                return True
+            # "ros1" where the book writes "ROS 1", "react18" for "React 18": a name and its version typed as one
+            # word, known when the retrieved text writes the two together ("ROS 3" is still a version it never names).
+            glued = re.fullmatch(r"([a-z]{2,})(\d+)", term)
+            if glued and any(re.search(rf"\b{glued[1]}[\s-]?{glued[2]}\b", text, re.IGNORECASE) for text in read):
                 return True
             return self._in_book(term)
 
