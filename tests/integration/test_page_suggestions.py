@@ -68,6 +68,29 @@ def test_an_address_outside_the_book_has_none_and_a_bad_one_is_the_envelope(clie
         assert response.status_code == 400 and response.json()["code"] == "INVALID_REQUEST", params
 
 
+def test_the_check_answers_as_the_agent_does_less_the_quotes(book_env: Any) -> None:
+    # GIVEN the check's agent and the agent POST /api/answer runs, over the same retriever and answerer
+    from bookrag.answering.agent import BookRAGAgent
+    from bookrag.services.suggesting import _agent, _Remembering
+
+    container = current()
+    checking = _agent(book_env, _Remembering(container.embedder, True), container.store)
+    agent = BookRAGAgent(book_env, checking.retriever, checking.answerer)
+    asked = [q for questions in _stored().values() for q in questions]
+    asked += ["What is the capital of France?", "How do I bake sourdough bread?", "What is a node?"]
+    quoted = refused = 0
+    for question in asked:
+        # WHEN each is asked of both
+        check, answer = checking.run(question), agent.run(question)
+        # THEN the same answer, refusal and sources, only without the quotes (which the check never reads)
+        without_quotes = {"sources": {"__all__": {"quotes"}}}
+        assert check.model_dump(exclude=without_quotes) == answer.model_dump(exclude=without_quotes), question
+        assert not any(source.quotes for source in check.sources)
+        quoted += any(source.quotes for source in answer.sources)
+        refused += answer.is_refusal
+    assert quoted >= len(asked) - 3 and refused >= 1
+
+
 def _small_book(root: Path) -> Path:
     book = root / "docs"
     (book / "robots").mkdir(parents=True)
