@@ -13,8 +13,10 @@ a page has `PER_PAGE`.
 What makes that affordable (`_Remembering`): the answerer embeds every statement of its eight chunks, and the
 candidates of one page read much the same chunks, so each statement's vector is made once per ingest; the
 statements every expected answer reads are embedded ahead, all pages' together in slices of similar length
-(`_embed_ahead`: an answer's own call pads a few uneven texts to the longest); the candidates' queries are
-embedded in rounds, every page's next six in one batch (the local model's query vector is its document vector).
+(`_embed_ahead`: an answer's own call pads a few uneven texts to the longest), a slice per core, each on one BLAS
+thread (`embed_apart`: the same calls, so the same vectors); the candidates' queries are embedded in rounds, every
+page's next six in one batch (the local model's query vector is its document vector); and the check's agent
+leaves out the quotes, which neither the refusal nor the pages cited depend on (`_agent`).
 
 At most `PER_PAGE` are kept and `TRIES` tried per page. With a chat model configured, a kept question is
 reworded by the model and the rewording kept only if it passes the same check. The questions are stored on the
