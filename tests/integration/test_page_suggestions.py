@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 
@@ -65,6 +66,29 @@ def test_an_address_outside_the_book_has_none_and_a_bad_one_is_the_envelope(clie
     for params in ({}, {"url": ""}, {"url": "x" * 2001}):
         response = client.get("/api/pages/suggestions", params=params)
         assert response.status_code == 400 and response.json()["code"] == "INVALID_REQUEST", params
+
+
+def test_the_check_answers_as_the_agent_does_less_the_quotes(book_env: Any) -> None:
+    # GIVEN the check's agent and the agent POST /api/answer runs, over the same retriever and answerer
+    from bookrag.answering.agent import BookRAGAgent
+    from bookrag.services.suggesting import _agent, _Remembering
+
+    container = current()
+    checking = _agent(book_env, _Remembering(container.embedder, True), container.store)
+    agent = BookRAGAgent(book_env, checking.retriever, checking.answerer)
+    asked = [q for questions in _stored().values() for q in questions]
+    asked += ["What is the capital of France?", "How do I bake sourdough bread?", "What is a node?"]
+    quoted = refused = 0
+    for question in asked:
+        # WHEN each is asked of both
+        check, answer = checking.run(question), agent.run(question)
+        # THEN the same answer, refusal and sources, only without the quotes (which the check never reads)
+        without_quotes = {"sources": {"__all__": {"quotes"}}}
+        assert check.model_dump(exclude=without_quotes) == answer.model_dump(exclude=without_quotes), question
+        assert not any(source.quotes for source in check.sources)
+        quoted += any(source.quotes for source in answer.sources)
+        refused += answer.is_refusal
+    assert quoted >= len(asked) - 3 and refused >= 1
 
 
 def _small_book(root: Path) -> Path:
@@ -196,3 +220,48 @@ def test_the_statements_every_answer_reads_and_the_questions_are_embedded_togeth
     questions = [call for call in model.calls if all(text.endswith("?") for text in call)]
     assert len(questions) == 1 and model.calls[0] == questions[0], model.calls
     assert {"What is the support polygon?", "What is an inertial measurement unit?"} <= set(questions[0])
+
+
+class _Threads(_Recording):
+    """The real local model, recording each call's texts, thread and BLAS threads in effect."""
+
+    def __init__(self, model: Any) -> None:
+        super().__init__(model)
+        self.made: list[tuple[list[str], int, int]] = []
+
+    def embed_documents(self, texts: Any) -> Any:
+        import threading
+
+        from threadpoolctl import threadpool_info
+
+        blas = min(int(pool["num_threads"]) for pool in threadpool_info() if pool["user_api"] == "blas")
+        self.made.append((list(texts), threading.get_ident(), blas))
+        return super().embed_documents(texts)
+
+
+def test_the_statements_embedded_ahead_are_the_same_calls_spread_over_the_cores(local_embedder: Any,
+                                                                               monkeypatch: Any) -> None:
+    # GIVEN the statements ahead in three calls of uneven lengths (shortest first, as `_embed_ahead` makes them)
+    import threading
+
+    from bookrag.adapters.embedders import CachedEmbedder
+    from bookrag.services import suggesting
+    from bookrag.services.suggesting import _Remembering
+
+    calls = [[f"A robot number {i} balances." for i in range(5)],
+             [f"The support polygon of robot {i} is the convex hull of its feet's contacts." for i in range(4)],
+             ["An inertial measurement unit " + "measures angular velocity and linear acceleration, " * 6]]
+    monkeypatch.setattr(suggesting.os, "cpu_count", lambda: 2)
+    model = _Threads(local_embedder.inner)
+    # WHEN they are embedded ahead
+    remembering = _Remembering(CachedEmbedder(model, 0), True)
+    remembering.embed_apart(calls)
+    # THEN each call is made as given, longest first, off the calling thread with one BLAS thread, on two threads
+    assert [texts for texts, _, _ in model.made] == calls[::-1]
+    assert {blas for _, _, blas in model.made} == {1}
+    threads = {thread for _, thread, _ in model.made}
+    assert threading.get_ident() not in threads and len(threads) == 2
+    # and the vectors are the bits the same calls give in turn (the check decides as it did)
+    for texts in calls:
+        assert np.array_equal(remembering.embed_documents(texts), local_embedder.inner.embed_documents(texts))
+    assert len(model.made) == 3  # all remembered
