@@ -166,8 +166,8 @@ def fragment_directive(raw: str, before: str = "", heading: str = "", page: _Pag
     if _occurs(_words(start), earlier):  # its whole line occurs earlier: the words before it decide
         # The block just above (one table cell, one line): a prefix spans no more.
         prefix = " ".join(above[-1].split()[-_PREFIX_WORDS:]) if above else ""
-        # The line above, past the quote's own list bullet ("- " left when the span starts after it).
-        # The nearest line of the span's own text above, else of the page's (joined only here: it runs long).
+        # The line above, past the quote's own list bullet ("- " left when the span starts after it): the span's
+        # own text above, else the page's (its lines split only here: it runs long).
         lines = [*page.text.splitlines(), *before.splitlines()]
         line = next((line for line in reversed(lines) if line.strip() and not LIST_ITEM.fullmatch(line)), "")
         heading_above = bool(MD_HEADING.match(line)) or _is_title(line)
