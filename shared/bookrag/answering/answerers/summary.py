@@ -112,11 +112,21 @@ def summary(subject: str, pages: Sequence[tuple[str, str]], hits: Sequence[Searc
     for i in sorted(range(len(units)), key=lambda k: central[k], reverse=True):
         if len(keep) == _MAX_SECTIONS or size >= _SUMMARY_CHARS:
             break
+        # Quoted already, alone or within a fuller statement; one list in a summary is enough.
+        if i in keep or any(_holds(units[k], units[i]) for k in keep) or (
+                units[i].unit.items and any(units[k].unit.items for k in keep)):
+            continue
+        fuller = next((k for k in keep if _holds(units[i], units[k])), None)
+        if fuller is not None:
+            # "It lists our recommended patterns ..." is quoted with the sentence it points back to, a
+            # statement kept already: the fuller one takes its place rather than quoting that sentence twice.
+            keep = {i if k == fuller else k for k in keep}
+            opening = i if fuller == opening else opening
+            size += len(units[i].text) - len(units[fuller].text)
+            continue
         heading = units[i].hit.section_heading
-        # The opening's section may give two statements, any other one; one list in a summary is enough.
-        cap = _OPENING if heading == units[opening].hit.section_heading else 1
-        if i in keep or per_section.get(heading, 0) >= cap or (units[i].unit.items and any(units[k].unit.items
-                                                                                          for k in keep)):
+        # The opening's section may give two statements, any other one.
+        if per_section.get(heading, 0) >= (_OPENING if heading == units[opening].hit.section_heading else 1):
             continue
         keep.add(i)
         size += len(units[i].text)
@@ -139,6 +149,12 @@ def _centrality(title: str, units: list[Candidate], embed: Callable[[list[str]],
     centre = vectors[1:].mean(axis=0)
     centre = centre / (np.linalg.norm(centre) or 1.0) + vectors[0]
     return [float(v) for v in vectors[1:] @ centre]
+
+
+def _holds(cand: Candidate, other: Candidate) -> bool:
+    """Whether `cand` quotes all of `other`: a statement with the sentence it points back to holds that sentence
+    (`candidates`), and chunk overlap repeats a page's sentences in the next chunk."""
+    return " ".join(other.text.split()) in " ".join(cand.text.split())
 
 
 def _stands(cand: Candidate) -> bool:
