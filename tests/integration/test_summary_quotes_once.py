@@ -3,7 +3,8 @@ the agent with the default (extractive) answerer.
 
 A page that opens "This is the official rulebook ... It lists our recommended habits ..." gives two statements:
 the first sentence, and the second with the sentence its "It" points back to. A summary took both and quoted
-the first sentence twice."""
+the first sentence twice. The paragraph after it opens with "Both", read as pointing back as well: its
+statement quotes "It lists ..." again."""
 
 from __future__ import annotations
 
@@ -32,8 +33,8 @@ PAGES = {
         This is the official rulebook for keeping a backyard beehive. **It lists our recommended habits, safe
         practices, and suggested routines for looking after a colony.**
 
-        Most beekeeping books are gentle about rules. There are many ways to keep bees, and much of the time
-        there is no single right way.
+        Both the old beekeeping manuals and most new guides are gentle about rules. There are many ways to keep
+        bees, and much of the time there is no single right way.
 
         ## Inspections
 

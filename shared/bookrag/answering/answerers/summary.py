@@ -112,23 +112,22 @@ def summary(subject: str, pages: Sequence[tuple[str, str]], hits: Sequence[Searc
     for i in sorted(range(len(units)), key=lambda k: central[k], reverse=True):
         if len(keep) == _MAX_SECTIONS or size >= _SUMMARY_CHARS:
             break
-        # Quoted already, alone or within a fuller statement; one list in a summary is enough.
-        if i in keep or any(_holds(units[k], units[i]) for k in keep) or (
-                units[i].unit.items and any(units[k].unit.items for k in keep)):
-            continue
-        fuller = next((k for k in keep if _holds(units[i], units[k])), None)
-        if fuller is not None:
-            # "It lists our recommended patterns ..." is quoted with the sentence it points back to, a
-            # statement kept already: the fuller one takes its place rather than quoting that sentence twice.
-            keep = {i if k == fuller else k for k in keep}
-            opening = i if fuller == opening else opening
-            size += len(units[i].text) - len(units[fuller].text)
-            continue
         heading = units[i].hit.section_heading
-        # The opening's section may give two statements, any other one.
-        if per_section.get(heading, 0) >= (_OPENING if heading == units[opening].hit.section_heading else 1):
+        # The opening's section may give two statements, any other one; one list in a summary is enough.
+        cap = _OPENING if heading == units[opening].hit.section_heading else 1
+        if i in keep or per_section.get(heading, 0) >= cap or (units[i].unit.items and any(units[k].unit.items
+                                                                                          for k in keep)):
             continue
-        keep.add(i)
+        shared = {k for k in keep if _shares(units[i], units[k])}
+        if any(not _holds(units[i], units[k]) for k in shared):
+            continue  # its sentence, or the one it points back to, is quoted already
+        # "It lists our recommended patterns ..." is quoted with the sentence its "It" points back to: when that
+        # sentence is kept already (the page's opening), the fuller statement takes its place.
+        for k in shared:
+            per_section[units[k].hit.section_heading] -= 1
+            size -= len(units[k].text)
+        opening = i if opening in shared else opening
+        keep = (keep - shared) | {i}
         size += len(units[i].text)
         per_section[heading] = per_section.get(heading, 0) + 1
     chosen: list[Scored] = []
@@ -154,7 +153,17 @@ def _centrality(title: str, units: list[Candidate], embed: Callable[[list[str]],
 def _holds(cand: Candidate, other: Candidate) -> bool:
     """Whether `cand` quotes all of `other`: a statement with the sentence it points back to holds that sentence
     (`candidates`), and chunk overlap repeats a page's sentences in the next chunk."""
-    return " ".join(other.text.split()) in " ".join(cand.text.split())
+    return _flat(other.text) in _flat(cand.text)
+
+
+def _shares(a: Candidate, b: Candidate) -> bool:
+    """Whether two statements quote a sentence in common: one holds the other, or its own sentence (not the one
+    it points back to) is in the other ("It lists ..." in "This is ... It lists ...")."""
+    return _holds(a, b) or _holds(b, a) or _flat(a.unit.text) in _flat(b.text) or _flat(b.unit.text) in _flat(a.text)
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
 
 
 def _stands(cand: Candidate) -> bool:
