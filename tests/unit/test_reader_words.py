@@ -42,6 +42,15 @@ def test_english_words_are_not_names() -> None:
         assert not english(name), name
 
 
+def test_a_dictionary_word_is_english_and_two_glued_into_a_name_are_not() -> None:
+    # WordPiece splits "lag", "flaky", "gist"; a dictionary lists them, and "beginner" and "configure" whole.
+    for word in ("lag", "lags", "flaky", "gist", "validate", "toolkit", "beginner", "configure"):
+        assert english(word), word
+    # Two words glued into a name ("ether" + "cat", "pre" + "act") are not one English word.
+    for name in ("ethercat", "raisim", "preact", "feetech", "replicator"):
+        assert not english(name), name
+
+
 def test_a_request_for_a_summary_names_its_subject() -> None:
     assert summary_subject("can you summarize module 3 for me") == "module 3 for me"
     assert summary_subject("tl;dr of the unity chapter pls") == "the unity chapter pls"

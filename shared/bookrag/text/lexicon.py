@@ -5,12 +5,22 @@ question look off-book. `closest` maps such a word to the word of the book's tex
 same first letter, difflib's similarity ratio >= `TYPO_RATIO`): typing errors keep the first letter far
 more often than not, and "preact" must not become "react".
 
-`english` tells an ordinary English word ("really", "shrink", "workout") from a name ("svelte",
+`english` tells an ordinary English word ("really", "flaky", "gist") from a name ("ethercat",
 "kalibr", "jotai"): a question near the book's subject that names a product the book never mentions
-is off-book; one that uses a colloquial word the book never writes is not. The lexicon is the
-whole-word entries of all-MiniLM-L6-v2's WordPiece vocabulary (`bookrag/data/english-words.txt`,
-21,719 words, Apache-2.0, the model we embed with offline): WordPiece keeps frequent English words
-whole and splits rare words and names into pieces.
+is off-book; one that uses a colloquial word the book never writes is not. The lexicon is two lists,
+read together and only when a word is first asked about:
+- the whole-word entries of all-MiniLM-L6-v2's WordPiece vocabulary (`bookrag/data/english-words.txt`,
+  21,719 words, Apache-2.0, the model we embed with offline): WordPiece keeps frequent words whole, the
+  frequent names of its training text among them;
+- a dictionary's: SCOWL's lower-case words up to its size 35, a small dictionary's (`scowl-words.txt`,
+  40,198 words, SCOWL's permissive licence in `scowl-words.COPYRIGHT`, written by
+  `python -m bookrag.devtools.scowl_words`). SCOWL grades words by how common they are and keeps proper
+  names apart. A larger dictionary knows more of a reader's words ("squishy", "glitch") and more names that
+  are English words too ("cartographer" at 35, "jazzy" at 40, "svelte" at 50); its size is chosen on
+  textbook-2's gate set (eval/README.md, "Gate fit set").
+A word that is neither may still be English by its form: an ending, a compound of two, a prefix. A
+compound's parts have four letters or more: three let a name read as English ("ethercat" is "ether" +
+"cat", "preact" "pre" + "act").
 """
 
 from __future__ import annotations
@@ -25,7 +35,7 @@ __all__ = ["TYPO_RATIO", "closest", "english"]
 TYPO_RATIO = 0.8
 _MIN_TYPO_LEN = 4  # "wat" and "pls" are too short to tell a typo from another word
 _ENDINGS = ("s", "es", "ed", "ing", "er", "ers", "est", "ly", "ize", "ise", "ized", "ised", "izing", "ising", "ness")
-_MIN_PART = 3  # a compound's parts: "drawback" is "draw" + "back", "svelte" no such pair
+_MIN_PART = 4  # a compound's parts: "drawback" is "draw" + "back", "ethercat" no such pair
 # "rename", "unmount", "preload": a common prefix before an English word of four letters or more ("redux"
 # keeps its name: what follows "re" is too short to tell).
 _PREFIXES = ("re", "un", "co", "de", "pre", "non", "dis", "mis", "sub", "over", "under", "multi", "inter")
@@ -34,8 +44,9 @@ _MIN_PREFIXED = 4
 
 @cache
 def _lexicon() -> frozenset[str]:
-    text = (files("bookrag") / "data" / "english-words.txt").read_text(encoding="utf-8")
-    return frozenset(text.split())
+    data = files("bookrag") / "data"
+    return frozenset(word for name in ("english-words.txt", "scowl-words.txt")
+                     for word in data.joinpath(name).read_text(encoding="utf-8").split())
 
 
 def english(word: str) -> bool:
