@@ -101,6 +101,28 @@ def test_code_stays_out_of_prose_unless_asked_for() -> None:
     assert "solver: <physics" not in asked
 
 
+KINEMATICS = """# Kinematics
+
+## Velocity kinematics
+
+The Jacobian relates joint velocities to end-effector velocities:
+
+```
+ẋ = J(θ) * θ̇
+```
+
+Where J(θ) is the Jacobian matrix and θ̇ is the vector of joint velocities.
+"""
+
+
+def test_a_formula_of_one_or_two_lines_is_shown_to_any_question() -> None:
+    # A block of a line or two is a formula (or one command) the prose goes on about ("Where J(θ) is ..."); the
+    # question need not ask for code. The longer configuration above stays out of prose (the test before).
+    text = answer("what does the jacobian do in robot kinematics", hits_of(KINEMATICS, "kin.md"))
+
+    assert "velocities: [S1]\n\n```\nẋ = J(θ) * θ̇\n```\n\nWhere J(θ) is the Jacobian matrix" in text, text
+
+
 PACKAGES = """# Isaac ROS
 
 ## Packages

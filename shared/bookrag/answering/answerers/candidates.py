@@ -28,6 +28,10 @@ __all__ = ["Candidate", "candidates", "opening_label", "opens_with_anaphor", "ow
 _ANAPHOR = re.compile(r"^(It|Its|This|That|These|Those|They|Their|Such|Both|Each of them)\b"
                       r"(?!\s+(?:chapter|section|module|lesson|lab|book|page|course|part)\b)")
 _MAX_LIST_CHARS = 700
+# A block of one or two lines is shown to any question: a formula ("ẋ = J(θ) * θ̇", which the next sentence's
+# "Where J(θ) is ..." explains) or a single command reads as part of the prose; a longer block is code, shown
+# only to a question that asks for code.
+_SHORT_BLOCK = 2
 _MIN_ITEM_WORDS = 5
 _MAX_LABEL_CHARS = 40  # a colon further in ends a clause, not a label
 
@@ -69,7 +73,7 @@ def candidates(hits: list[SearchHit], shape: QuestionShape) -> list[Candidate]:
             text = _quoted(unit)
             spans = [(unit.start, unit.end)]
             block = _block(hit.text, unit) if unit.items else ""
-            if unit.code and not shape.wants_code and not _commentary(unit):
+            if unit.code and not shape.wants_code and not _commentary(unit) and len(unit.items) > _SHORT_BLOCK:
                 # Code only for a question that asks for code: its lead-in says what the code does.
                 text, block = unit.text[:-1].rstrip() + ".", ""
                 spans = [(unit.start, hit.text.rfind(":", unit.start, unit.item_spans[0][0]) + 1)]
