@@ -49,8 +49,10 @@ class Unit:
 
     `start`/`end`: the unit's raw span in the chunk text (for a lead-in, its items included);
     `item_spans`: each item's raw span; `label`: the heading above an item or row in the chunk
-    ("Simbody" over "- **Pros**: Highly accurate"), '' when the chunk shows none; `code`: the items
-    are the lines of a code block.
+    ("Simbody" over "- **Pros**: Highly accurate"), '' when the chunk shows none; `under`: the heading
+    any unit sits under in the chunk (the last heading line before it, not a lead-in such as "Pros:"), ''
+    when none comes before it: a chunk may hold the end of one short section and the next; `code`: the
+    items are the lines of a code block.
     """
 
     text: str
@@ -62,6 +64,7 @@ class Unit:
     item_spans: tuple[tuple[int, int], ...] = ()
     label: str = ""
     code: bool = False
+    under: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -261,36 +264,39 @@ def extract_units(text: str, headings: set[str] | None = None) -> list[Unit]:
 
     units: list[Unit] = []
     label = ""  # the last heading read: what the items and rows after it are about
+    under = ""  # the last heading line read, a lead-in's "Pros:" aside: the section the units after it are in
     for number, (kind, block) in enumerate(blocks):
         if kind == "fence":
             continue
         if kind == "heading":
-            label = clean_inline(block.s)
+            label = under = clean_inline(block.s)
             continue
         if kind == "code":
-            units.append(Unit(block.s, "code", len(units), start=block.span()[0], end=block.span()[1]))
+            units.append(Unit(block.s, "code", len(units), start=block.span()[0], end=block.span()[1],
+                              under=under))
             continue
         mapped = block if kind == "row" else _clean_mapped(block)
         cleaned = mapped.s if kind != "row" else " ".join(block.s.split())
         heading_like = kind == "paragraph" and bool(cleaned) and _is_heading_like(cleaned, known)
         if heading_like:
             label = cleaned.rstrip(":")  # "Simbody", however short, names the items under it
+            under = under if cleaned.endswith(":") else cleaned
         if (kind == "paragraph" and cleaned.endswith(":") and number + 1 < len(blocks)
                 and blocks[number + 1][0] == "code"):
             # A label over a command ("Yarn:" heading a tab's code): however short, it introduces it.
             start, end = _widen(text, *mapped.span())
-            units.append(Unit(cleaned, "sentence", len(units), start=start, end=end))
+            units.append(Unit(cleaned, "sentence", len(units), start=start, end=end, under=under))
             continue
         if not cleaned or (len(cleaned) < 12 and not heading_like) or _OPTIONS.search(cleaned):
             continue
         start, end = _widen(text, *mapped.span())
         if kind == "row":
-            units.append(Unit(cleaned, "row", len(units), start=start, end=end, label=label))
+            units.append(Unit(cleaned, "row", len(units), start=start, end=end, label=label, under=under))
         elif kind == "item":
             if cleaned.rstrip(":").lower() in known:
                 continue
             units.append(Unit(cleaned if _TERMINAL.search(cleaned) else cleaned + ".", "item", len(units),
-                              start=start, end=end, label=label))
+                              start=start, end=end, label=label, under=under))
         else:
             if heading_like:
                 if number + 1 < len(blocks) and blocks[number + 1][0] == "item" and not cleaned.endswith("?"):
@@ -298,7 +304,7 @@ def extract_units(text: str, headings: set[str] | None = None) -> list[Unit]:
                     # Without its number: "Characteristics of Topic Communication:", not "2.1.1 ...".
                     lead_in = SECTION_NUMBER.sub("", cleaned)
                     lead_in = lead_in if lead_in.endswith(":") else lead_in + ":"
-                    units.append(Unit(lead_in, "sentence", len(units), start=start, end=end))
+                    units.append(Unit(lead_in, "sentence", len(units), start=start, end=end, under=under))
                 continue
             sentences = [m for m in _split_mapped(mapped) if not m.s.endswith("?")]
             if sentences and number and blocks[number - 1][0] == "fence" and sentences[0].s[:1].islower():
@@ -307,7 +313,7 @@ def extract_units(text: str, headings: set[str] | None = None) -> list[Unit]:
                 sentences = sentences[1:]
             for m in sentences:
                 a, b = _widen(text, *m.span())
-                units.append(Unit(m.s, "sentence", len(units), start=a, end=b))
+                units.append(Unit(m.s, "sentence", len(units), start=a, end=b, under=under))
     return _attach_lists(units)
 
 
@@ -346,6 +352,6 @@ def _attach_lists(units: list[Unit]) -> list[Unit]:
                 unit = Unit(unit.text, unit.kind, unit.position, tuple(f.text for f in following),
                             start=unit.start, end=following[-1].end,
                             item_spans=tuple((f.start, f.end) for f in following),
-                            code=all(f.kind == "code" for f in following))
+                            code=all(f.kind == "code" for f in following), under=unit.under)
         out.append(unit)
     return [u for u in out if u.kind != "code"]

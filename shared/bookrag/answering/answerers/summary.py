@@ -107,14 +107,14 @@ def summary(subject: str, pages: Sequence[tuple[str, str]], hits: Sequence[Searc
         else [-float(i) for i in range(len(units))]
     opening = next((i for i, c in enumerate(units) if not c.scaffold), 0)
     keep = {opening}
-    per_section = {units[opening].hit.section_heading: 1}
+    per_section = {_section(units[opening]): 1}
     size = len(units[opening].text)
     for i in sorted(range(len(units)), key=lambda k: central[k], reverse=True):
         if len(keep) == _MAX_SECTIONS or size >= _SUMMARY_CHARS:
             break
-        heading = units[i].hit.section_heading
+        heading = _section(units[i])
         # The opening's section may give two statements, any other one; one list in a summary is enough.
-        cap = _OPENING if heading == units[opening].hit.section_heading else 1
+        cap = _OPENING if heading == _section(units[opening]) else 1
         if i in keep or per_section.get(heading, 0) >= cap or (units[i].unit.items and any(units[k].unit.items
                                                                                           for k in keep)):
             continue
@@ -124,7 +124,7 @@ def summary(subject: str, pages: Sequence[tuple[str, str]], hits: Sequence[Searc
         # "It lists our recommended patterns ..." is quoted with the sentence its "It" points back to: when that
         # sentence is kept already (the page's opening), the fuller statement takes its place.
         for k in shared:
-            per_section[units[k].hit.section_heading] -= 1
+            per_section[_section(units[k])] -= 1
             size -= len(units[k].text)
         opening = i if opening in shared else opening
         keep = (keep - shared) | {i}
@@ -134,12 +134,19 @@ def summary(subject: str, pages: Sequence[tuple[str, str]], hits: Sequence[Searc
     labelled: set[str] = set()
     for i in [opening, *sorted(keep - {opening})]:  # the opening first, as a summary starts, then the book's order
         cand = units[i]
-        heading = cand.hit.section_heading
+        heading = _section(cand)
         label = "" if heading == cand.hit.payload.doc_title or heading in labelled \
             else SECTION_NUMBER.sub("", heading).strip()
         labelled.add(heading)
         chosen.append(Scored(cand.hit, cand.unit, cand.text, 1.0, 1.0, cand.spans, block=cand.block, label=label))
     return chosen, ordered
+
+
+def _section(cand: Candidate) -> str:
+    """The heading of the section a statement is in: the heading line above it in its chunk, else its chunk's
+    section. A chunk may hold a short section and the next ("Inspections ... Smoke ..."), and its
+    `section_heading` is the last one's: a sentence under "Inspections" is not about smoke."""
+    return cand.unit.under or cand.hit.section_heading
 
 
 def _centrality(title: str, units: list[Candidate], embed: Callable[[list[str]], np.ndarray]) -> list[float]:

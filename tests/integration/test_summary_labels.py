@@ -1,0 +1,64 @@
+"""A summary names each quoted statement's section before it, on a small book of our own (a beekeeping guide),
+through the agent with the default (extractive) answerer.
+
+Short sections are packed into one chunk ("Inspections" carried into the chunk of "Smoke", the section after
+it), and a chunk's `section_heading` is its last section's: a summary labelled the sentence under
+"Inspections" "Smoke — Inspect the hive every week ..."."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bookrag.services.container import container_for
+from tests.support.books import ingest_pages
+
+PAGES = {
+    "intro.md": """
+        # Keeping Bees
+
+        This guide teaches a beginner to keep a hive of honey bees through its first year.
+    """,
+    "hive/rules.md": """
+        # The Hive Keeper's Rules
+
+        ## Introduction
+
+        This is the official rulebook for keeping a backyard beehive, written for a first season with one colony.
+
+        ## Inspections
+
+        Inspect the hive every week in spring, on a warm afternoon when most foragers are out of the hive.
+
+        ## Smoke
+
+        Puff cool white smoke at the entrance before opening the hive, since smoke masks the alarm scent of the
+        guards.
+    """,
+}
+
+
+@pytest.fixture(scope="module")
+def apiary(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    settings, _ = ingest_pages(Path(tmp_path_factory.mktemp("apiary")), PAGES, llm_provider="extractive")
+    return container_for(settings).agent
+
+
+def labels(answer: str) -> dict[str, str]:
+    """The label shown before each statement ("Smoke — Puff cool ..."), by the statement's first two words."""
+    parts = [p.split(" — ", 1) for p in re.split(r"\s*\[\d+\]\.?\s*", answer) if " — " in p]
+    return {" ".join(text.lower().split()[:2]): label.strip() for label, text in parts}
+
+
+@pytest.mark.parametrize("question", ["tldr of the hive keeper's rules?", "summarize the hive keeper's rules"])
+def test_a_summary_labels_a_sentence_with_the_section_it_is_in(apiary: Any, question: str) -> None:
+    response = apiary.run(question, None)
+
+    assert not response.is_refusal, response.refusal_reason
+    shown = labels(response.answer)
+    assert shown.get("inspect the") == "Inspections", response.answer
+    assert shown.get("puff cool", "Smoke") == "Smoke", response.answer
+
