@@ -137,6 +137,8 @@ def summary(subject: str, pages: Sequence[tuple[str, str]], hits: Sequence[Searc
         heading = _section(cand)
         label = "" if heading == cand.hit.payload.doc_title or heading in labelled \
             else SECTION_NUMBER.sub("", heading).strip()
+        if _flat(label).lower() == _flat(cand.unit.text).rstrip(":").strip().lower():
+            label = ""  # a list under its heading opens with the heading as its lead-in ("Key Terms:"): once
         labelled.add(heading)
         chosen.append(Scored(cand.hit, cand.unit, cand.text, 1.0, 1.0, cand.spans, block=cand.block, label=label))
     return chosen, ordered
