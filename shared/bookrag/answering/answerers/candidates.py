@@ -200,8 +200,10 @@ def _label(unit: Unit, hit: SearchHit) -> str:
 def _heading_over(unit: Unit, hit: SearchHit) -> str:
     """The heading a unit sits under, without its number ("1.3 The Embodied Cognition Hypothesis"): the one
     above it in the chunk, else its section's (not the page title); '' when the unit's text names it. What
-    an item is about, and what a section's opening "These simulators ..." or "It ..." refers to."""
-    heading = unit.label or (hit.section_heading if hit.section_heading != hit.payload.doc_title else "")
+    an item is about, and what a section's opening "These simulators ..." or "It ..." refers to: a sentence
+    has no `label`, and the chunk's section is its last one, not always the one the sentence is in."""
+    heading = unit.label or next((h for h in (unit.under, hit.section_heading) if h), "")
+    heading = "" if heading == hit.payload.doc_title and not unit.label else heading
     heading = SECTION_NUMBER.sub("", heading).rstrip(": ")
     return "" if set(tokenize(heading)) <= set(tokenize(unit.text)) else heading
 
