@@ -22,6 +22,7 @@ from bookrag.answering.answerers.composition import Scored
 from bookrag.answering.answerers.questions import QuestionShape, summary_subject
 from bookrag.domain.models import SearchHit
 from bookrag.text.bm25 import tokenize
+from bookrag.text.markdown.inline import clean_inline
 from bookrag.text.sentences import SECTION_NUMBER
 
 __all__ = ["page_hits", "page_named", "summary"]
@@ -135,7 +136,7 @@ def summary(subject: str, pages: Sequence[tuple[str, str]], hits: Sequence[Searc
     for i in [opening, *sorted(keep - {opening})]:  # the opening first, as a summary starts, then the book's order
         cand = units[i]
         heading = _section(cand)
-        label = "" if heading == cand.hit.payload.doc_title or heading in labelled \
+        label = "" if heading == clean_inline(cand.hit.payload.doc_title) or heading in labelled \
             else SECTION_NUMBER.sub("", heading).strip()
         if _flat(label).lower() == _flat(cand.unit.text).rstrip(":").strip().lower():
             label = ""  # a list under its heading opens with the heading as its lead-in ("Key Terms:"): once
@@ -147,8 +148,9 @@ def summary(subject: str, pages: Sequence[tuple[str, str]], hits: Sequence[Searc
 def _section(cand: Candidate) -> str:
     """The heading of the section a statement is in: the heading line above it in its chunk, else its chunk's
     section. A chunk may hold a short section and the next ("Inspections ... Smoke ..."), and its
-    `section_heading` is the last one's: a sentence under "Inspections" is not about smoke."""
-    return cand.unit.under or cand.hit.section_heading
+    `section_heading` is the last one's: a sentence under "Inspections" is not about smoke. As the chunk shows it
+    (`clean_inline`), so a section is one key whichever of the two names it."""
+    return cand.unit.under or clean_inline(cand.hit.section_heading)
 
 
 def _centrality(title: str, units: list[Candidate], embed: Callable[[list[str]], np.ndarray]) -> list[float]:
