@@ -256,3 +256,13 @@ def test_a_lead_in_carries_a_long_code_block_cut_at_the_lines_an_answer_quotes()
     shown = candidates([hit("c1", text)], QuestionShape.of("how do i set up a lidar sensor"))
     assert shown[0].text.startswith(lead_in.text)
     assert shown[0].block.startswith("```xml\n<sensor>\n") and shown[0].block.endswith("<p17>17</p17>\n...\n```")
+
+
+def test_a_unit_sits_under_the_last_heading_line_not_a_bold_label_or_a_figure() -> None:
+    text = ("Inspections\n\nInspect the hive every week in spring, on a warm afternoon.\n\nSmoke\n\n**Similarities**\n\n"
+            "Smoke masks the alarm scent of the guards at the entrance.\n\n![A smoker at the hive](/img/s.png)\n\n"
+            "Light the smoker with dry grass before you open the hive.")
+
+    units = extract_units(text)
+
+    assert [u.under for u in units] == ["Inspections", "Smoke", "Smoke"], units

@@ -38,6 +38,9 @@ TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$
 _RULE = re.compile(r"^\s*([-*_])(\s*\1){2,}\s*$")
 _MAX_CODE_LINES = 20  # the lines of a code block an answer quotes
 _TERMINAL = re.compile(r"[.!?:;)\]`*\"']$")
+# A line that opens with emphasis, an image or a link ("**Similarities**", "![RTK Query data in the store](...)"):
+# the page's own text, a label or a figure's alt text, not a heading line the chunker writes (its plain text).
+_MARKED = re.compile(r"\s*(?:[*_]|!?\[|<)")
 # A definition line: a paragraph that opens with a bold term and a colon or dash ("**Depth Maps**:
 # Accurate depth ..."). A run of them after a lead-in reads as that lead-in's list.
 _DEFINITION = re.compile(r"^\s*(\*\*|__)[^*_\n]{1,60}\1\s*(?::|\s[—–-]\s)")
@@ -280,7 +283,7 @@ def extract_units(text: str, headings: set[str] | None = None) -> list[Unit]:
         heading_like = kind == "paragraph" and bool(cleaned) and _is_heading_like(cleaned, known)
         if heading_like:
             label = cleaned.rstrip(":")  # "Simbody", however short, names the items under it
-            under = under if cleaned.endswith(":") else cleaned
+            under = under if cleaned.endswith(":") or _MARKED.match(block.s) else cleaned
         if (kind == "paragraph" and cleaned.endswith(":") and number + 1 < len(blocks)
                 and blocks[number + 1][0] == "code"):
             # A label over a command ("Yarn:" heading a tab's code): however short, it introduces it.
