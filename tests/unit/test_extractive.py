@@ -259,7 +259,8 @@ def test_a_lead_in_carries_a_long_code_block_cut_at_the_lines_an_answer_quotes()
 
 
 def test_a_unit_sits_under_the_last_heading_line_not_a_bold_label_or_a_figure() -> None:
-    text = ("Inspections\n\nInspect the hive every week in spring, on a warm afternoon.\n\nSmoke\n\n**Similarities**\n\n"
+    text = ("Inspections\n\nInspect the hive every week in spring, on a warm afternoon.\n\n"
+            "Smoke\n\n**Similarities**\n\n"
             "Smoke masks the alarm scent of the guards at the entrance.\n\n![A smoker at the hive](/img/s.png)\n\n"
             "Light the smoker with dry grass before you open the hive.")
 
