@@ -7,13 +7,11 @@ the wrong section for what "These" points back to."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from bookrag.services.container import container_for
-from tests.support.books import ingest_pages
+from tests.support.books import extractive_agent
 
 PAGES = {
     "intro.md": """
@@ -42,8 +40,7 @@ PAGES = {
 
 @pytest.fixture(scope="module")
 def apiary(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    settings, _ = ingest_pages(Path(tmp_path_factory.mktemp("apiary")), PAGES, llm_provider="extractive")
-    return container_for(settings).agent
+    return extractive_agent(tmp_path_factory, "apiary", PAGES)
 
 
 @pytest.mark.parametrize("question", ["how often are hive inspections done?", "when should I look for queen cells?"])

@@ -5,15 +5,13 @@ given back whole."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from bookrag.contracts.agent import Response
 from bookrag.domain.conversation import Conversation, Selection
-from bookrag.services.container import container_for
-from tests.support.books import ingest_pages
+from tests.support.books import extractive_agent
 
 PAGES = {
     "intro.md": """
@@ -87,8 +85,7 @@ PAGES = {
 
 @pytest.fixture(scope="module")
 def bakery(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    settings, _ = ingest_pages(Path(tmp_path_factory.mktemp("bakery")), PAGES, llm_provider="extractive")
-    return container_for(settings).agent
+    return extractive_agent(tmp_path_factory, "bakery", PAGES)
 
 
 def ask(agent: Any, question: str, conversation: Conversation | None = None) -> Response:

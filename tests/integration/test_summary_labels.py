@@ -9,13 +9,11 @@ heading as its lead-in: the label before it said the heading twice ("Key Terms â
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from bookrag.services.container import container_for
-from tests.support.books import ingest_pages
+from tests.support.books import extractive_agent
 
 PAGES = {
     "intro.md": """
@@ -55,8 +53,7 @@ PAGES = {
 
 @pytest.fixture(scope="module")
 def apiary(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    settings, _ = ingest_pages(Path(tmp_path_factory.mktemp("apiary")), PAGES, llm_provider="extractive")
-    return container_for(settings).agent
+    return extractive_agent(tmp_path_factory, "apiary", PAGES)
 
 
 def labels(answer: str) -> dict[str, str]:

@@ -9,15 +9,13 @@ statement quotes "It lists ..." again."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from bookrag.services.container import container_for
 from bookrag.text.markdown.inline import clean_inline
 from bookrag.text.sentences import split_sentences
-from tests.support.books import ingest_pages
+from tests.support.books import extractive_agent
 
 PAGES = {
     "intro.md": """
@@ -50,8 +48,7 @@ PAGES = {
 
 @pytest.fixture(scope="module")
 def apiary(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    settings, _ = ingest_pages(Path(tmp_path_factory.mktemp("apiary")), PAGES, llm_provider="extractive")
-    return container_for(settings).agent
+    return extractive_agent(tmp_path_factory, "apiary", PAGES)
 
 
 def sentences(answer: str) -> list[str]:

@@ -20,3 +20,10 @@ def ingest_pages(root: Path, pages: dict[str, str], **overrides: Any) -> tuple[S
         (docs / rel).write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
     settings = load_settings(qdrant_path=root / "qdrant", embedding_provider="local", **overrides)
     return settings, Ingestor(settings, container_for(settings).embedder, container_for(settings).store).run(docs)
+
+
+def extractive_agent(factory: Any, name: str, pages: dict[str, str]) -> Any:
+    """The agent of a small book of `pages`, ingested under a fresh folder of pytest's `tmp_path_factory`,
+    answering with the extractive answerer: one per test module (a module-scoped fixture's)."""
+    settings, _ = ingest_pages(Path(factory.mktemp(name)), pages, llm_provider="extractive")
+    return container_for(settings).agent
