@@ -202,7 +202,7 @@ def _heading_over(unit: Unit, hit: SearchHit) -> str:
     above it in the chunk, else its section's (not the page title); '' when the unit's text names it. What
     an item is about, and what a section's opening "These simulators ..." or "It ..." refers to: a sentence
     has no `label`, and the chunk's section is its last one, not always the one the sentence is in."""
-    heading = unit.label or next((h for h in (unit.under, hit.section_heading) if h), "")
+    heading = unit.label or unit.under or hit.section_heading
     heading = "" if heading == hit.payload.doc_title and not unit.label else heading
     heading = SECTION_NUMBER.sub("", heading).rstrip(": ")
     return "" if set(tokenize(heading)) <= set(tokenize(unit.text)) else heading

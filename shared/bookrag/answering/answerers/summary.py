@@ -107,15 +107,16 @@ def summary(subject: str, pages: Sequence[tuple[str, str]], hits: Sequence[Searc
     central = _centrality(title, units, embed) if embed is not None and len(units) > _MAX_SECTIONS \
         else [-float(i) for i in range(len(units))]
     opening = next((i for i, c in enumerate(units) if not c.scaffold), 0)
+    sections = [_section(c) for c in units]
     keep = {opening}
-    per_section = {_section(units[opening]): 1}
+    per_section = {sections[opening]: 1}
     size = len(units[opening].text)
     for i in sorted(range(len(units)), key=lambda k: central[k], reverse=True):
         if len(keep) == _MAX_SECTIONS or size >= _SUMMARY_CHARS:
             break
-        heading = _section(units[i])
+        heading = sections[i]
         # The opening's section may give two statements, any other one; one list in a summary is enough.
-        cap = _OPENING if heading == _section(units[opening]) else 1
+        cap = _OPENING if heading == sections[opening] else 1
         if i in keep or per_section.get(heading, 0) >= cap or (units[i].unit.items and any(units[k].unit.items
                                                                                           for k in keep)):
             continue
@@ -125,7 +126,7 @@ def summary(subject: str, pages: Sequence[tuple[str, str]], hits: Sequence[Searc
         # "It lists our recommended patterns ..." is quoted with the sentence its "It" points back to: when that
         # sentence is kept already (the page's opening), the fuller statement takes its place.
         for k in shared:
-            per_section[_section(units[k])] -= 1
+            per_section[sections[k]] -= 1
             size -= len(units[k].text)
         opening = i if opening in shared else opening
         keep = (keep - shared) | {i}
@@ -134,8 +135,7 @@ def summary(subject: str, pages: Sequence[tuple[str, str]], hits: Sequence[Searc
     chosen: list[Scored] = []
     labelled: set[str] = set()
     for i in [opening, *sorted(keep - {opening})]:  # the opening first, as a summary starts, then the book's order
-        cand = units[i]
-        heading = _section(cand)
+        cand, heading = units[i], sections[i]
         label = "" if heading == clean_inline(cand.hit.payload.doc_title) or heading in labelled \
             else SECTION_NUMBER.sub("", heading).strip()
         if _flat(label).lower() == _flat(cand.unit.text).rstrip(":").strip().lower():
