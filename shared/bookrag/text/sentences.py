@@ -44,6 +44,9 @@ _MARKED = re.compile(r"\s*(?:[*_]|!?\[|<)")
 # A definition line: a paragraph that opens with a bold term and a colon or dash ("**Depth Maps**:
 # Accurate depth ..."). A run of them after a lead-in reads as that lead-in's list.
 _DEFINITION = re.compile(r"^\s*(\*\*|__)[^*_\n]{1,60}\1\s*(?::|\s[—–-]\s)")
+# A list item that is one link and nothing else ("- [Thunks in Redux: the basics](https://...)"): a pointer to
+# another page, not a statement of this one; "- [`compose`](compose.md): combines ..." is a statement.
+_BARE_LINK = re.compile(r"^[*_\s\"']*\[[^\]]+\]\([^()\s]*\)[*_\s\"'.,;]*$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -296,7 +299,7 @@ def extract_units(text: str, headings: set[str] | None = None) -> list[Unit]:
         if kind == "row":
             units.append(Unit(cleaned, "row", len(units), start=start, end=end, label=label, under=under))
         elif kind == "item":
-            if cleaned.rstrip(":").lower() in known:
+            if cleaned.rstrip(":").lower() in known or _BARE_LINK.match(block.s):
                 continue
             units.append(Unit(cleaned if _TERMINAL.search(cleaned) else cleaned + ".", "item", len(units),
                               start=start, end=end, label=label, under=under))
