@@ -267,3 +267,16 @@ def test_a_unit_sits_under_the_last_heading_line_not_a_bold_label_or_a_figure() 
     units = extract_units(text)
 
     assert [u.under for u in units] == ["Inspections", "Smoke", "Smoke"], units
+
+
+def test_a_chunk_that_opens_inside_a_bold_passage_quotes_no_stray_markup() -> None:
+    # The chunker's overlap can start a chunk after the opening `**` of a bold passage of two sentences.
+    text = "The state parameter differs for every reducer, and is the part of the state it manages.** This " \
+           "allows us to split up our logic, with `a ** b` in code and **bold** words kept.\n"
+
+    units = extract_units(text)
+
+    assert [u.text for u in units] == [
+        "The state parameter differs for every reducer, and is the part of the state it manages.",
+        "This allows us to split up our logic, with `a ** b` in code and bold words kept."]
+    assert text[units[0].start:units[0].end].endswith("manages.**")

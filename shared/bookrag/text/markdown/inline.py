@@ -21,6 +21,9 @@ _EDGE_UNDERSCORES = re.compile(r"(?<!\w)_+(?=\w)|(?<=\w)_+(?!\w)")
 _EMPHASIS = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
 # A tag, unless it is inline code: "a realistic `<inertial>` block" shows the tag it names.
 _BOUNDED_TAG = re.compile(r"(`[^`\n]+`)|</?[A-Za-z][^<>]{0,200}>")
+# A `**` left once pairs are unwrapped: a chunk that opens inside a bold passage ("... it manages.** This
+# allows ..."); inline code keeps its own ("`x ** 2`").
+_STRAY_STRONG = re.compile(r"(`[^`\n]+`)|\*\*")
 
 
 def plain_inline(text: str) -> str:
@@ -37,7 +40,7 @@ def plain_inline(text: str) -> str:
 # match: replaced by one space). The extractive answerer applies the same rules while keeping offsets
 # into the raw text (`text.sentences`).
 CLEAN_RULES: tuple[tuple[re.Pattern[str], int | None], ...] = (
-    (_IMAGE, 1), (_LINK, 1), (_BOUNDED_TAG, 1), (_EMPHASIS, 2),
+    (_IMAGE, 1), (_LINK, 1), (_BOUNDED_TAG, 1), (_EMPHASIS, 2), (_STRAY_STRONG, 1),
 )
 
 
