@@ -68,3 +68,9 @@ def test_a_list_item_that_says_something_beside_its_link_is_still_a_statement() 
     units = extract_units("Further reading:\n\n- [Smoke](smoke.md)\n- [Syrup](syrup.md): calms bees without fire.\n")
 
     assert [u.items for u in units if u.items] == [("Syrup: calms bees without fire.",)]
+
+
+def test_a_label_over_bare_links_introduces_nothing() -> None:
+    from bookrag.text.sentences import extract_units
+
+    assert extract_units("#### Further information\n\n**Articles**\n\n- [Smoke](https://example.org/smoke)\n") == []

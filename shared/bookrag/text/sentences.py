@@ -305,7 +305,10 @@ def extract_units(text: str, headings: set[str] | None = None) -> list[Unit]:
                               start=start, end=end, label=label, under=under))
         else:
             if heading_like:
-                if number + 1 < len(blocks) and blocks[number + 1][0] == "item" and not cleaned.endswith("?"):
+                following = blocks[number + 1] if number + 1 < len(blocks) else None
+                # Not over a list of bare links ("**Articles**" over links to read): it would introduce nothing.
+                if following and following[0] == "item" and not _BARE_LINK.match(following[1].s) \
+                        and not cleaned.endswith("?"):
                     # A list straight under its heading: the heading is the list's lead-in.
                     # Without its number: "Characteristics of Topic Communication:", not "2.1.1 ...".
                     lead_in = SECTION_NUMBER.sub("", cleaned)
