@@ -32,6 +32,6 @@ def answer(question: str, hits: list[SearchHit], uses_term: Callable[[str], bool
     retriever = SimpleNamespace(settings=SimpleNamespace(resolved_embedding_provider="local"),
                                 embeds_locally=False, uses_term=uses_term,
                                 vocabulary=lambda: frozenset(), pages=lambda: [])
-    draft = ExtractiveAnswerer(retriever).answer(question, hits, lambda q, page=None: [], Deadline(30))  # type: ignore[arg-type]
+    draft = ExtractiveAnswerer(retriever).answer(question, hits, lambda q, page=None, opening=0: [], Deadline(30))  # type: ignore[arg-type]
     assert not draft.refused
     return draft.text

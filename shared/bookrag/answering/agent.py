@@ -157,14 +157,14 @@ class BookRAGAgent:
 
         within: Section | None = None  # a question about a selected passage: the answerer stays in its section
 
-        searched: dict[tuple[str, str | None], list[SearchHit]] = {}  # (text, page): a summary searches its title twice
+        searched: dict[tuple[str, str | None, int], list[SearchHit]] = {}  # a summary searches its title twice
 
-        def retrieve(text: str, page: str | None = None) -> list[SearchHit]:
-            if (text, page) not in searched:
-                searched[text, page] = book_context(self.retriever, text, top_k=self._context_size,
-                                                    per_file=self._per_file(text, page),
-                                                    filters=Filters(source_file=page) if page else None)[1]
-            return ledger.record([h for h in searched[text, page] if within is None or in_section(h, within)])
+        def retrieve(text: str, page: str | None = None, opening: int = 0) -> list[SearchHit]:
+            if (text, page, opening) not in searched:  # a page's opening is read in its order, not searched
+                searched[text, page, opening] = self.retriever.opening(page, opening) if page and opening else \
+                    book_context(self.retriever, text, top_k=self._context_size, per_file=self._per_file(text, page),
+                                 filters=Filters(source_file=page) if page else None)[1]
+            return ledger.record([h for h in searched[text, page, opening] if within is None or in_section(h, within)])
 
         extra: dict[str, object] = {}
         if conversation is None:
@@ -395,6 +395,6 @@ def _sections(hits: list[SearchHit], limit: int) -> list[Source]:
     return sources
 
 
-def _nothing_more(text: str, page: str | None = None) -> list[SearchHit]:
+def _nothing_more(text: str, page: str | None = None, opening: int = 0) -> list[SearchHit]:
     """The quoting fallback's retrieval: nothing beyond what the request already retrieved."""
     return []

@@ -153,7 +153,7 @@ def run_answers(agent: BookRAGAgent, questions: Sequence[Question], *,
         # What the agent retrieved: the question, and each clause the extractive answerer searches.
         retrieved = {h.chunk_id: h for h in book_context(agent.retriever, q.question)[1]}
         if agent.answerer.name == "extractive":
-            def search(text: str, page: str | None = None) -> list[SearchHit]:
+            def search(text: str, page: str | None = None, opening: int = 0) -> list[SearchHit]:
                 return book_context(agent.retriever, text)[1]
 
             for h in clause_hits(q.question, search):

@@ -190,6 +190,10 @@ class Retriever:
         chunks = self.store.fetch_chunks(hit.source_file, wanted)
         return "\n\n".join(c.content_text for c in chunks) or hit.text
 
+    def opening(self, source_file: str, count: int) -> list[SearchHit]:
+        """A page's first `count` chunks, in its order, as hits: read, not ranked (score 0)."""
+        return [SearchHit(c.chunk_id, 0.0, 0.0, c) for c in self.store.fetch_chunks(source_file, list(range(count)))]
+
     def page_before(self, hit: SearchHit) -> str:
         """What the hit's rendered page shows above it: the sidebar (every page's title), then its file's
         earlier chunks, each sentence once. What a text fragment's start must not occur in."""

@@ -100,9 +100,11 @@ class Draft:
 
 class Retrieve(Protocol):
     """The agent's retrieval for an answerer: the chunks for `text` that clear its threshold, recorded as
-    retrieved (so that they may be cited); within one page (`page`, a source file) when given."""
+    retrieved (so that they may be cited); within one page (`page`, a source file) when given. With a page and
+    `opening`, that page's first `opening` chunks in its order instead, read rather than searched: a page's
+    introduction, which a search by its title may miss."""
 
-    def __call__(self, text: str, page: str | None = None) -> list[SearchHit]: ...
+    def __call__(self, text: str, page: str | None = None, opening: int = 0) -> list[SearchHit]: ...
 
 T = TypeVar("T")
 _BOUNDED = ThreadPoolExecutor(max_workers=4, thread_name_prefix="bookrag-bounded")
