@@ -5,8 +5,10 @@ Module 3").
 
 The page is the one whose title and path name the most of the subject's words, every number of the subject
 among them ("part 6" is not "part 3"); among equals, the first in the book's order (a part's index page
-before its chapters). Its chunks come through the agent's `retrieve` (the page's own chunks, searched by its
-title), so they are retrieved and may be cited like any other.
+before its chapters). Its chunks come through the agent's `retrieve`, so they are retrieved and may be cited
+like any other: the page's own chunks searched by its title, and its opening chunks read in its order, up to
+the first that holds a statement (a long page's introduction, after its title and the admonitions over it, is
+seldom among the chunks nearest its title).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ _MAX_SECTIONS = 4  # statements: the opening, then the page's most central ones
 _SUMMARY_CHARS = 600  # about a paragraph, as the answerer's other answers
 _OPENING = 2  # statements of the page's opening section
 _MIN_WORDS = 6  # a sentence shorter than this says too little to stand for its section
+_OPENING_CHUNKS = 3  # at most, read for the page's opening: its title's chunk, an admonition's, its introduction
 
 
 def _words(text: str) -> tuple[set[str], set[str]]:
@@ -99,9 +102,11 @@ def summary(subject: str, pages: Sequence[tuple[str, str]], hits: Sequence[Searc
     if found is None:
         return None
     source, title, searched = found
-    page = {h.chunk_id: h for h in [*hits, *searched] if h.source_file == source}
+    shape = QuestionShape.of(title)
+    read = _page_opening(retrieve(title, page=source, opening=_OPENING_CHUNKS), shape)
+    page = {h.chunk_id: h for h in [*read, *hits, *searched] if h.source_file == source}  # a search's hit wins
     ordered = sorted(page.values(), key=lambda h: h.chunk_index)
-    units = [c for c in candidates(ordered, QuestionShape.of(title)) if _stands(c)]
+    units = [c for c in candidates(ordered, shape) if _stands(c)]
     if not units:
         return None
     central = _centrality(title, units, embed) if embed is not None and len(units) > _MAX_SECTIONS \
@@ -143,6 +148,16 @@ def summary(subject: str, pages: Sequence[tuple[str, str]], hits: Sequence[Searc
         labelled.add(heading)
         chosen.append(Scored(cand.hit, cand.unit, cand.text, 1.0, 1.0, cand.spans, block=cand.block, label=label))
     return chosen, ordered
+
+
+def _page_opening(read: list[SearchHit], shape: QuestionShape) -> list[SearchHit]:
+    """The page's first chunks `read`, up to the first that holds a statement a summary may open with: a title's
+    chunk that holds only scaffolding ("What You'll Learn", a list of prerequisites) is read past, and the chunks
+    after the introduction's are left to the search by title."""
+    for at, hit in enumerate(read):
+        if any(_stands(c) and not c.scaffold for c in candidates([hit], shape)):
+            return read[: at + 1]
+    return read
 
 
 def _section(cand: Candidate) -> str:
