@@ -233,3 +233,11 @@ def test_a_figure_written_against_its_unit_is_a_figure() -> None:
     book = hit("- **IMU**: 9-axis, 100Hz+ update rate\n- **Cameras**: 1080p minimum, 60fps for real-time vision")
     assert lexical("Cameras should be 1080p at 60 fps.", [Evidence.of(book)]).numbers_found
     assert not lexical("Cameras should be 1080p at 30 fps.", [Evidence.of(book)]).numbers_found
+
+
+def test_a_verb_that_prevents_or_avoids_negates_what_it_governs() -> None:
+    # "prevent interference" says what "don't interfere" says; "enables interference" says the opposite.
+    book = ["DDS domains partition communication to prevent interference between different applications."]
+    assert not reverses("DDS domains partition communication so that different applications don't interfere.", book)
+    assert reverses("DDS domains partition communication so that different applications interfere.", book)
+    assert not reverses("Reducers don't mutate the state.", ["Reducers avoid mutating the state."])

@@ -4,7 +4,7 @@
 `reverses(claim, passage)` is True when
 - the claim negates a term the passage states plainly ("no role" against "a crucial role"), or states
   plainly the first term the passage negates ("needs rhythmic inputs" against "without rhythmic
-  inputs"); a negator ("not", "no", "never", "cannot", "without", "few" but not "a few", "ignores", ...)
+  inputs"); a negator ("not", "no", "never", "cannot", "without", "few" but not "a few", "ignores", "prevents", ...)
   reaches up to three content words, up to the next punctuation mark; one that reaches a restrictor or a
   comparative ("not only", "not ... alone", "no less than") narrows the statement and is not read as one, nor
   is one in a condition that a comma closes ("when none of these fit, ..."); or
@@ -40,6 +40,7 @@ NEGATORS = frozenset("""
     not no never cannot can't won't don't doesn't didn't isn't aren't wasn't weren't shouldn't couldn't
     mustn't hasn't haven't without none nor neither nothing nobody lack lacks lacking lacked absent
     unable fail fails failed ignore ignores ignored few little less rarely seldom hardly barely
+    prevent prevents prevented preventing avoid avoids avoided avoiding
 """.split())  # noqa: SIM905 - a word list reads better as text
 
 _PAIRS = """
