@@ -60,6 +60,15 @@ def test_a_request_for_a_summary_names_its_subject() -> None:
     assert summary_subject("What is a reducer?") == ""
 
 
+def test_a_summary_asked_with_a_clause_after_about_still_names_its_subject() -> None:
+    assert summary_subject("what is the capstone project about, short version") == "the capstone project"
+    assert summary_subject("whats module 2 about? quick overview pls") == "module 2"
+    assert summary_subject("what does module 3 cover - in a nutshell") == "module 3"
+    # "about" that does not end its clause asks about something, not for a summary.
+    assert summary_subject("what is special about gazebo, briefly?") == ""
+    assert summary_subject("what is the chapter about robots") == ""
+
+
 PAGES = [("intro.md", "Welcome"),
          ("guide/part-1-tools.md", "Part 1: Tools"),
          ("guide/part-3-baking.md", "Part 3: Shaping and Baking"),

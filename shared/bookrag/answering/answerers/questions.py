@@ -75,10 +75,11 @@ def answer_type(question: str) -> str:
 
 
 # "can you summarize module 3", "tl;dr of the style guide", "what's the essentials tutorial part 6 about":
-# the subject after the asking, or between "what's" and "about".
+# the subject after the asking, or between "what's" and "about" ending its clause ("what is the capstone
+# project about, short version").
 _SUMMARY = re.compile(r"^.*?\b(?:summari[sz]e|summary\s+of|sum\s+up|tl;?\s*dr(?:\s+of)?|gist\s+of|recap\s+of|"
-                      r"overview\s+of)\b(?P<s>.+)$|^\s*what(?:'s|s|\s+is|\s+does)\s+(?P<t>.+?)\s+(?:about|cover)\W*$",
-                      re.IGNORECASE)
+                      r"overview\s+of)\b(?P<s>.+)$|^\s*what(?:'s|s|\s+is|\s+does)\s+(?P<t>.+?)\s+(?:about|cover)"
+                      r"\s*(?:[,;?!.:-].*)?$", re.IGNORECASE)
 
 
 def summary_subject(question: str) -> str:
