@@ -94,13 +94,20 @@ def candidates(hits: list[SearchHit], shape: QuestionShape) -> list[Candidate]:
                 continue  # "Isaac ROS Visual SLAM." informs only as part of its list
             seen.add(key)
             # The heading over a unit inside the chunk counts too ("Assessment Criteria" over its bullets).
-            scaffold = is_scaffolding(unit.text, [hit.section_heading, *path[1:], unit.label,
-                                                  unit.text if _heading_lead_in(unit) else ""], title)
+            scaffold = _asks(unit) or is_scaffolding(unit.text, [hit.section_heading, *path[1:], unit.label,
+                                                             unit.text if _heading_lead_in(unit) else ""], title)
             lead = bool(shape.term) and not unit.items and defines(unit.text, shape.term)
             terms = frozenset(set(tokenize(text)) | facets(text) | heading_terms)
             units.append(Candidate(hit, unit, text, tuple(spans), heading_terms, section_terms, follow,
                                    block, scaffold, lead, label, _sides(unit, around), terms))
     return units
+
+
+def _asks(unit: Unit) -> bool:
+    """The book asking, not telling: a list item that is a question, or a lead-in whose items all are
+    ("Discussion Questions: How does ...?; What are ...?"), whatever its section is called. Scaffolding."""
+    said = unit.items if unit.items and not unit.code else (unit.text,) if unit.kind == "item" else ()
+    return bool(said) and all(item.rstrip().endswith("?") for item in said)
 
 
 def _sides(unit: Unit, around: set[str]) -> frozenset[str]:
