@@ -247,6 +247,29 @@ def test_a_definition_in_apposition_leads() -> None:
     assert not defines("Robots need sensors, actuators and controllers that work together.", "sensors")
 
 
+THEORIES = """# Embodiment
+
+## Extended Embodiment Framework
+
+**The Affordance Theory:** The environment offers action possibilities (affordances) that are perceived by the
+embodied agent. These affordances depend on both the properties of the environment and the capabilities of the
+agent.
+
+**Enactivism:** Intelligence emerges from the dynamic interaction between the agent and the environment, rather
+than being an internal property of the agent alone.
+"""
+
+
+def test_a_definition_line_that_names_the_term_leads() -> None:
+    # "What is enactivism" (textbook-2) opened with "These affordances depend on ...", the runner-up the book
+    # puts first: only a defining verb or an appositive counted as a definition, not "**Term:** ...".
+    enactivism = answer("what is enactivism", hits_of(THEORIES, "deep-dive.md"))
+
+    assert enactivism.startswith("Enactivism: Intelligence emerges from the dynamic interaction"), enactivism
+    assert defines("Latched topics: store the last published message.", "latched topic")
+    assert not defines("Enactivism and affordances: two theories of embodiment.", "enactivism")
+
+
 ROS_INSTALL = """# ROS 2 Basics
 
 ## Installation

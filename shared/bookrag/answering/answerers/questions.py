@@ -111,11 +111,15 @@ def defined_term(question: str) -> str:
 def defines(sentence: str, term: str) -> bool:
     """Whether `sentence` defines `term`: the term (its head word, and at least half of its words) in
     the subject before a defining verb ("Isaac Robot Operating System (ROS) is a collection ..."), or
-    the term followed by an appositive that says what it is ("They use costmaps, grids in which ...")."""
+    the term followed by an appositive that says what it is ("They use costmaps, grids in which ..."), or
+    a definition line that names the term before its colon ("Enactivism: Intelligence emerges from ...")."""
+    wanted = tokenize(term)
+    head, colon, _ = sentence.partition(":")
+    if colon and wanted and tokenize(head) == wanted:
+        return True
     m = _DEFINING.match(sentence)
     if m is None:  # most sentences: no need to read the term
         return _appositive(sentence, term)
-    wanted = tokenize(term)
     if not wanted:
         return False
     subject = set(tokenize(m.group("subject")))
