@@ -374,3 +374,30 @@ def test_a_quiz_page_never_leads() -> None:
     text = answer("What is the difference between a topic and a service?", hits)
 
     assert text.startswith("Unlike topics, which are asynchronous"), text
+
+
+HIVE = """# Hive
+
+## Inspections
+
+A keeper opens the hive once a week in summer to look for eggs and queen cells.
+
+## Smoke
+
+It masks the alarm scent of the guards, so the colony stays calm while the hive is open.
+"""
+
+
+def test_a_sentence_pointing_back_across_a_heading_names_its_section_not_the_sentence_before() -> None:
+    # One chunk may hold two short sections: "It masks ..." was quoted as "A keeper opens the hive ... It masks
+    # the alarm scent ...", the "it" read as the inspection of the section before.
+    from bookrag.answering.answerers.candidates import candidates
+    from bookrag.answering.answerers.questions import QuestionShape
+
+    hits = hits_of(HIVE, "hive.md")
+    assert len(hits) == 1
+    smoke = [(c.label, c.text) for c in candidates(hits, QuestionShape.of("what does smoke do"))
+             if "alarm scent" in c.text]
+
+    assert smoke == [("Smoke", "It masks the alarm scent of the guards, so the colony stays calm while the hive is "
+                               "open.")]

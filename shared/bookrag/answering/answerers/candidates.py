@@ -78,11 +78,12 @@ def candidates(hits: list[SearchHit], shape: QuestionShape) -> list[Candidate]:
                 text, block = unit.text[:-1].rstrip() + ".", ""
                 spans = [(unit.start, hit.text.rfind(":", unit.start, unit.item_spans[0][0]) + 1)]
             label = _label(unit, hit)
-            if unit.kind == "sentence" and previous is not None and _ANAPHOR.match(unit.text):
+            if unit.kind == "sentence" and previous is not None and previous.under == unit.under \
+                    and _ANAPHOR.match(unit.text):
                 text = f"{previous.text} {text}"  # "It runs ..." needs the sentence that says what "it" is
                 spans.insert(0, (previous.start, previous.end))
             elif unit.kind == "sentence" and not label and opens_with_anaphor(unit.text) and (
-                    at == 0 or extracted[at - 1].label != unit.label):
+                    at == 0 or extracted[at - 1].label != unit.label or extracted[at - 1].under != unit.under):
                 label = _heading_over(unit, hit)  # "These simulators are ..." opening a section: which ones
             previous = unit if unit.kind == "sentence" and not unit.items else None
             key = " ".join(text.lower().split())
