@@ -61,6 +61,9 @@ def test_a_verdict_word_is_its_facet() -> None:
     assert facets("Disadvantages") == facets("- **Limitations**: slow") == facets("Cons") == {"~cons"}
     assert facets("Benefits of a hybrid setup") == facets("Pros") == {"~pros"}
     assert facets("What makes mixing both hard?") == facets("Challenges") == {"~hard"}
+    # Its comparative too: "why is controlling a humanoid so much harder ..." asks for "Challenges in Humanoid Control".
+    assert facets("why is a humanoid so much harder to control") == facets("the hardest part") == {"~hard"}
+    assert facets("hardware") == set()
     # Whole words only: "constant" is not "cons", "limits" not "limitations".
     assert facets("a constant limit on the prose") == set()
     assert without_facet_words("the downsides of servers").split() == ["the", "of", "servers"]

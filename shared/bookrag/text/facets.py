@@ -19,7 +19,7 @@ _FACETS: dict[str, tuple[str, ...]] = {
     "cons": ("drawback", "downside", "disadvantage", "cons", "limitation", "weakness", "shortcoming", "pitfall",
              "trade-off", "tradeoff"),
     "pros": ("advantage", "benefit", "pros", "upside", "strength", "merit", "trade-off", "tradeoff"),
-    "hard": ("challenge", "difficulty", "difficulties", "difficult", "hard", "tricky"),
+    "hard": ("challenge", "difficulty", "difficulties", "difficult", "hard", "harder", "hardest", "tricky"),
     # Not "its own" or "their own": "on its own premises" is not custom-made.
     "custom": ("custom", "customised", "customized", "my own", "your own", "our own"),
     # What a thing is made of: the reader's "made of" is the book's "consisting of". Not "components": a
