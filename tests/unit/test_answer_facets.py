@@ -64,6 +64,15 @@ def test_a_verdict_word_is_its_facet() -> None:
     # Its comparative too: "why is controlling a humanoid so much harder ..." asks for "Challenges in Humanoid Control".
     assert facets("why is a humanoid so much harder to control") == facets("the hardest part") == {"~hard"}
     assert facets("hardware") == set()
+
+
+def test_a_facet_word_without_governs_is_not_asked_for() -> None:
+    # "without writing my own .srv file" asks for the built-in types; its "my own" lifted "Custom Service Types".
+    assert facets("which built-in service types can i use without writing my own .srv file") == set()
+    assert facets("there are no downsides to it") == set()
+    # A negative question still asks for the side.
+    assert facets("aren't there any downsides?") == {"~cons"}
+    assert facets("isn't it hard to tune?") == {"~hard"}
     # Whole words only: "constant" is not "cons", "limits" not "limitations".
     assert facets("a constant limit on the prose") == set()
     assert without_facet_words("the downsides of servers").split() == ["the", "of", "servers"]

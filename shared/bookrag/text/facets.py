@@ -37,9 +37,15 @@ _WHY_CHOOSE = re.compile(r"^\s*why\s+(?:would|should|do|does|did|might)\s+(?:\S+
                          r"(?:keep|choose|pick|prefer|use|select|adopt|opt|buy|stay|switch)\b", re.IGNORECASE)
 
 
+# A facet word "without" or "no" governs is the other side: "without writing my own .srv file" asks for what
+# is built in, not for custom types. Not "not" or "n't": "isn't it hard?", "aren't there downsides?" still ask.
+_NEGATED = re.compile(r"\b(?:without|no)\s+(?:\S+\s+){0,2}$", re.IGNORECASE)
+
+
 def facets(text: str) -> set[str]:
     """The facet tokens of `text` ("~cons" for "Disadvantages"), to count beside its stemmed words."""
-    found = {f"~{facet}" for facet, pattern in _WORD.items() if pattern.search(text)}
+    found = {f"~{facet}" for facet, pattern in _WORD.items()
+             if any(not _NEGATED.search(text[:m.start()]) for m in pattern.finditer(text))}
     return found | {"~pros"} if _WHY_CHOOSE.match(text) else found
 
 
