@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bookrag.answering.answerers.questions import QuestionShape, asked_words, defines
-from bookrag.answering.answerers.scaffolding import is_scaffolding
+from bookrag.answering.answerers.scaffolding import asks, is_scaffolding
 from bookrag.domain.models import SearchHit
 from bookrag.text.bm25 import tokenize
 from bookrag.text.facets import facets, without_facet_words
@@ -95,8 +95,8 @@ def candidates(hits: list[SearchHit], shape: QuestionShape) -> list[Candidate]:
                 continue  # "Isaac ROS Visual SLAM." informs only as part of its list
             seen.add(key)
             # The heading over a unit inside the chunk counts too ("Assessment Criteria" over its bullets).
-            scaffold = _asks(unit) or is_scaffolding(unit.text, [hit.section_heading, *path[1:], unit.label,
-                                                             unit.text if _heading_lead_in(unit) else ""], title)
+            headed = [hit.section_heading, *path[1:], unit.label, unit.text if _heading_lead_in(unit) else ""]
+            scaffold = asks(_listed(unit)) or is_scaffolding(unit.text, headed, title)
             lead = bool(shape.term) and not unit.items and defines(unit.text, shape.term)
             terms = frozenset(set(tokenize(text)) | facets(text) | heading_terms)
             units.append(Candidate(hit, unit, text, tuple(spans), heading_terms, section_terms, follow,
@@ -104,18 +104,15 @@ def candidates(hits: list[SearchHit], shape: QuestionShape) -> list[Candidate]:
     return units
 
 
-def _asks(unit: Unit) -> bool:
-    """The book asking, not telling: a list item that is a question, or a lead-in whose items all are
-    ("Discussion Questions: How does ...?; What are ...?"), whatever its section is called. Scaffolding."""
-    said = unit.items if unit.items and not unit.code else (unit.text,) if unit.kind == "item" else ()
-    return bool(said) and all(item.rstrip().endswith("?") for item in said)
+def _listed(unit: Unit) -> tuple[str, ...]:
+    """What a unit lists: a lead-in's items (not a code block's lines), an item itself, else nothing."""
+    return unit.items if unit.items and not unit.code else (unit.text,) if unit.kind == "item" else ()
 
 
 def _sides(unit: Unit, around: set[str]) -> frozenset[str]:
     """The facets that label a unit (`text.facets`): its item's label ("**Limitations**: May require ..."),
     its items' labels (a lead-in), the heading over it, or `around`, its section's ("Cloud > Disadvantages")."""
-    items = unit.items if unit.items and not unit.code else (unit.text,) if unit.kind == "item" else ()
-    return frozenset(facets(" / ".join([*map(opening_label, items), unit.label])) | around)
+    return frozenset(facets(" / ".join([*map(opening_label, _listed(unit)), unit.label])) | around)
 
 
 def opens_with_anaphor(text: str) -> bool:

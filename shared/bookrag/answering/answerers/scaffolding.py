@@ -2,11 +2,13 @@
 the book teaches (learning objectives, "in this chapter", schedules, lab steps and checklists, quiz
 items, assignments), and the reading list at a chapter's end. Such a statement often shares every
 word of a question about its chapter's subject ("Demonstration of embodied cognition principles."),
-yet never answers it: it may join an answer, but not lead one, unless the question asks about the scaffolding itself."""
+yet never answers it: it may join an answer, but not lead one, unless the question asks about the scaffolding itself.
+The book asking is scaffolding too, read from its form whatever its heading says (`asks`)."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 # A section whose heading names scaffolding. Not "checklist" or "verification": a safety appendix's
 # pre-operation checklist is what the book teaches.
@@ -56,3 +58,9 @@ def is_scaffolding(text: str, headings: tuple[str, ...] | list[str], page: str =
 
 def asks_about_scaffolding(question: str) -> bool:
     return bool(_ASKS.search(question))
+
+
+def asks(listed: Sequence[str]) -> bool:
+    """Whether a list asks rather than tells: every item a question ("Discussion Questions: How does ...?;
+    What are ...?"), or an item that is one. `listed`: a lead-in's items, or an item alone."""
+    return bool(listed) and all(item.rstrip().endswith("?") for item in listed)
