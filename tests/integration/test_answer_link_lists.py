@@ -60,17 +60,3 @@ def test_an_answer_quotes_no_list_item_that_is_only_a_link(apiary: Any, question
     assert not response.is_refusal, response.refusal_reason
     assert "sugar syrup keeps the bees busy" in response.answer, response.answer
     assert not [t for t in LINK_TITLES if t in response.answer], response.answer
-
-
-def test_a_list_item_that_says_something_beside_its_link_is_still_a_statement() -> None:
-    from bookrag.text.sentences import extract_units
-
-    units = extract_units("Further reading:\n\n- [Smoke](smoke.md)\n- [Syrup](syrup.md): calms bees without fire.\n")
-
-    assert [u.items for u in units if u.items] == [("Syrup: calms bees without fire.",)]
-
-
-def test_a_label_over_bare_links_introduces_nothing() -> None:
-    from bookrag.text.sentences import extract_units
-
-    assert extract_units("#### Further information\n\n**Articles**\n\n- [Smoke](https://example.org/smoke)\n") == []

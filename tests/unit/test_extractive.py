@@ -280,3 +280,14 @@ def test_a_chunk_that_opens_inside_a_bold_passage_quotes_no_stray_markup() -> No
         "The state parameter differs for every reducer, and is the part of the state it manages.",
         "This allows us to split up our logic, with `a ** b` in code and bold words kept."]
     assert text[units[0].start:units[0].end].endswith("manages.**")
+
+
+def test_a_list_item_that_says_something_beside_its_link_is_still_a_statement() -> None:
+    # A bare link is a pointer (tests/integration/test_answer_link_lists.py); a link with words after it states.
+    units = extract_units("Further reading:\n\n- [Smoke](smoke.md)\n- [Syrup](syrup.md): calms bees without fire.\n")
+
+    assert [u.items for u in units if u.items] == [("Syrup: calms bees without fire.",)]
+
+
+def test_a_label_over_bare_links_introduces_nothing() -> None:
+    assert extract_units("#### Further information\n\n**Articles**\n\n- [Smoke](https://example.org/smoke)\n") == []
