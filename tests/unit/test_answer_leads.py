@@ -143,7 +143,7 @@ The enhanced platform is a full-size humanoid robot for research labs:
 def test_a_short_heading_carries_its_list() -> None:
     # "Materials" (9 characters) used to be too short to introduce its list: the bullets stood alone,
     # each weaker than the other section's list, whose long inventory shares the question's words.
-    text = answer("What materials should I build the robot's frame from?", hits_of(HARDWARE, "hw.md", step=0.02))
+    text = answer("What materials does the robot use?", hits_of(HARDWARE, "hw.md", step=0.02))
 
     assert "Materials: [S2]\n\n- Carbon fiber: for lightweight, strong structural elements.\n- Aluminum:" in text, text
 

@@ -35,7 +35,7 @@ from bookrag.answering.gate import SILENCE_FEATURES, Silence, silence_features
 
 C = 1.0
 # The hand-set weights of the answerer before issue 37, the prior the fit starts from and is drawn towards.
-PRIOR = {"cosine": 0.6, "overlap": 0.4, "heading": 0.15, "named_heading": 0.2, "facet": 0.2, "typed": 0.1, "chunk": 0.5,
+PRIOR = {"cosine": 0.6, "overlap": 0.4, "heading": 0.15, "named_heading": 0.2, "facet": 0.2, "chunk": 0.5,
          "unnamed": -0.1, "list_asked": 0.05, "scaffold": -0.15}
 # The prior's precision, chosen by fitting on one of our two textbook answer sets and ranking the other
 # (share of questions whose best statement is in a gold section, blind set / first set): 0.01: 0.57 / 0.79,

@@ -224,7 +224,6 @@ class ExtractiveAnswerer:
         query: the question, then each of its parts (queries x statements x features)."""
         by_part = {h.chunk_id for h in part_hits}
         shape = QuestionShape.of(question)
-        kind = asked_words(shape.kind)
         # Scaffolding answers a question about it ("How often is it audited?": "Audit schedule — ...").
         asks_scaffolding = asks_about_scaffolding(question)
         all_hits = [*hits, *part_hits]
@@ -258,8 +257,6 @@ class ExtractiveAnswerer:
                        "named_heading": max((rarity.specific(own, cand.hit.chunk_id) for own in owns if own <= words),
                                             default=0.0),
                        "facet": float(bool(words & cand.sides)),
-                       "typed": rarity.specific(kind, cand.hit.chunk_id) if k == 0 and kind and kind in owns
-                                else 0.0,
                        # A part's statement is judged with its chunk's retrieval score; for the whole
                        # question, a chunk found for one clause measured that clause, not the question.
                        "chunk": 0.0 if k == 0 and cand.hit.chunk_id in by_part else cand.hit.score}

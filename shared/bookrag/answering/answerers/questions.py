@@ -63,17 +63,6 @@ _CODE_QUESTION = re.compile(r"\b(?:code|configur\w*|config|commands?|files?|scri
                             r"declare|specify|enable|disable|add|build|compile|call|run|launch)\b", re.IGNORECASE)
 
 
-# "What materials should I ...?": the kind of thing the answer names, before the question's verb.
-_ANSWER_TYPE = re.compile(r"^\s*(?:what|which)\s+(?P<kind>(?:[\w-]+\s+){0,2}?[\w-]+)\s+(?:should|do|does|did|is|are|"
-                          r"can|could|would|will|must|has|have)\b", re.IGNORECASE)
-
-
-def answer_type(question: str) -> str:
-    """The kind of thing `question` asks for by name ("materials", "safety gear"), else ''."""
-    m = _ANSWER_TYPE.match(" ".join(question.split()))
-    return m.group("kind") if m else ""
-
-
 # "can you summarize module 3", "tl;dr of the style guide", "what's the essentials tutorial part 6 about":
 # the subject after the asking, or between "what's" and "about" ending its clause ("what is the capstone
 # project about, short version").
@@ -219,7 +208,6 @@ class QuestionShape:
     parts: tuple[str, ...]
     term: str = ""  # the X of "What is X?": the answer leads with the book's definition of X
     wants_code: bool = False  # code blocks belong in the answer only then
-    kind: str = ""  # what "What materials should I ...?" asks for by name (`answer_type`)
 
     @classmethod
     def of(cls, question: str) -> QuestionShape:
@@ -235,7 +223,7 @@ class QuestionShape:
             if len(clauses) >= 2:
                 parts = clauses
         return cls(wants_list=bool(_LIST_QUESTION.search(q)), parts=tuple(parts), term=defined_term(q),
-                   wants_code=bool(_CODE_QUESTION.search(q)), kind=answer_type(q))
+                   wants_code=bool(_CODE_QUESTION.search(q)))
 
 
 # "When is an action the right tool?" and the heading "When to Use Actions": the question word a stop list

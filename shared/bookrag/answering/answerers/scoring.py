@@ -26,7 +26,8 @@ __all__ = ["FEATURES", "Weights", "weights"]
 # Tried and left out, as ranking the other of our two textbook answer sets measured no better without them or
 # worse with them (and their small weights broke ties against a lead-in with its whole list): the chunk's rank,
 # the statement's kind (item, lead-in, code), its place (the chunk's first), the page's share of questions,
-# whether it defines the asked term.
+# whether it defines the asked term; and (left in issue 37's rule count, which changed no answer of either
+# book's blind set without it) whether its heading is the kind the question names ("What materials ...?").
 FEATURES: tuple[str, ...] = (
     "cosine",  # dense cosine between the question and the statement (a lead-in: the better of it and its list)
     "overlap",  # share of the question's content words (stems, synonyms) in the statement and its headings, each
@@ -35,8 +36,6 @@ FEATURES: tuple[str, ...] = (
     "named_heading",  # the question names every word of the heading the statement sits under, times the share of
     # the other retrieved sections whose headings are not about that word ("Middleware" among middleware sections: low)
     "facet",  # the question asks for a side ("downsides") that labels the statement ("Cons:")
-    "typed",  # its heading is the kind of thing the question asks for by name ("What materials ...?"), times that
-    # same share
     "chunk",  # the retrieval's cosine for its chunk (0 for a chunk retrieved for one clause only)
     "unnamed",  # its page, as far as retrieved, never says a name the question gives
     "list_asked",  # a lead-in with its list, for a question that asks for a list
