@@ -13,8 +13,7 @@ chunker: each test fails on the answerer of a816281.
 - a definition in apposition ("costmaps, grids in which ...") leads a "What is X?" answer, and an "is"
   after a semicolon does not make its sentence a definition of the sentence's first noun;
 - a page that never says a name the question gives ("Isaac") does not lead, though it shares the rest;
-- "What does the book say about X?" is about X: the book and its saying are not words it must know;
-- a quiz page's tips never lead."""
+- "What does the book say about X?" is about X: the book and its saying are not words it must know."""
 
 from __future__ import annotations
 
@@ -347,33 +346,6 @@ def test_neither_another_page_off_the_question_nor_the_page_introduction_joins()
 
     assert text.startswith("A walking robot keeps its balance as long as the zero moment point"), text
     assert "knees" not in text and "effortless" not in text, text
-
-
-QUIZ = """# Module 2: Quiz - Topics and Services
-
-## Preparation Tips
-
-1. Understand the differences between topics and services, and when to use each.
-2. Practice designing communication architectures for robotic systems.
-"""
-
-SERVICES = """# Services
-
-## Understanding services
-
-Unlike topics, which are asynchronous and many-to-many, services are synchronous and one-to-one between a
-client and a server.
-"""
-
-
-def test_a_quiz_page_never_leads() -> None:
-    # "What is the difference between a topic and a service?" on textbook-2 (issue 24, on 540c8a4) opened with
-    # the quiz page's "Preparation Tips — Understand the differences between topics, services, and actions".
-    hits = [*hits_of(QUIZ, "quiz.md", 0.62), *hits_of(SERVICES, "services.md", 0.55)]
-
-    text = answer("What is the difference between a topic and a service?", hits)
-
-    assert text.startswith("Unlike topics, which are asynchronous"), text
 
 
 HIVE = """# Hive

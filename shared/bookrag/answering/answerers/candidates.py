@@ -96,7 +96,7 @@ def candidates(hits: list[SearchHit], shape: QuestionShape) -> list[Candidate]:
             seen.add(key)
             # The heading over a unit inside the chunk counts too ("Assessment Criteria" over its bullets).
             headed = [hit.section_heading, *path[1:], unit.label, unit.text if _heading_lead_in(unit) else ""]
-            scaffold = asks(_listed(unit)) or is_scaffolding(unit.text, headed, title)
+            scaffold = asks(_listed(unit)) or is_scaffolding(unit.text, headed)
             lead = bool(shape.term) and not unit.items and defines(unit.text, shape.term)
             terms = frozenset(set(tokenize(text)) | facets(text) | heading_terms)
             units.append(Candidate(hit, unit, text, tuple(spans), heading_terms, section_terms, follow,
