@@ -8,7 +8,7 @@ from urllib.parse import quote
 
 import pytest
 
-from bookrag.answering.deobfuscation import readings
+from bookrag.text.deobfuscation import readings
 
 SECRET = "sk-Canary-7Qp2Lm9Xv4"
 CYRILLIC = str.maketrans("aceopxyiACEOPKMHTBX", "асеорхуіАСЕОРКМНТВХ")
