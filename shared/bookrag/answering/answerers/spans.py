@@ -34,7 +34,7 @@ from urllib.parse import quote as _percent
 from bookrag.contracts.agent import Quote
 from bookrag.domain.models import SearchHit
 from bookrag.text.bm25 import words
-from bookrag.text.markdown.inline import clean_inline
+from bookrag.text.markdown.inline import clean_inline, without_marks
 
 # The line rules the answer units were read with, so a fragment reads a quoted line the same way.
 from bookrag.text.sentences import BLOCKQUOTE, LIST_ITEM, MD_HEADING, TABLE_ROW, TABLE_SEPARATOR
@@ -45,7 +45,6 @@ __all__ = ["Quote", "fragment_directive", "fragment_url", "make_quote", "quotes_
 _EXACT_MAX_WORDS = 10
 _RANGE_WORDS = 4
 _SAFE = "_.~!*'()"  # `quote` also keeps these; `-` must go (it is the prefix/suffix marker)
-_MARKS = re.compile(r"\*\*|__|(?<!\w)[*_`]|[*_`](?!\w)")
 
 
 
@@ -65,7 +64,7 @@ def _segments(raw: str) -> list[str]:
             out.extend(c for c in (clean_inline(cell) for cell in line.strip().strip("|").split("|")) if c)
             continue
         # Emphasis or code marks whose pair is on another line render as nothing either.
-        cleaned = " ".join(_MARKS.sub("", clean_inline(LIST_ITEM.sub("", BLOCKQUOTE.sub("", line, count=1),
+        cleaned = " ".join(without_marks(clean_inline(LIST_ITEM.sub("", BLOCKQUOTE.sub("", line, count=1),
                                                                      count=1))).split())
         if cleaned:
             out.append(cleaned)

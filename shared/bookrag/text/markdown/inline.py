@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from functools import partial
 
-__all__ = ["CLEAN_RULES", "clean_inline", "plain_inline"]
+__all__ = ["CLEAN_RULES", "clean_inline", "plain_inline", "without_marks"]
 
 _IMAGE = re.compile(r"!\[([^\[\]]*)\]\([^()]*\)")
 _LINK = re.compile(r"\[([^\[\]]*)\]\([^()]*\)")
@@ -24,6 +24,8 @@ _BOUNDED_TAG = re.compile(r"(`[^`\n]+`)|</?[A-Za-z][^<>]{0,200}>")
 # A `**` left once pairs are unwrapped: a chunk that opens inside a bold passage ("... it manages.** This
 # allows ..."); inline code keeps its own ("`x ** 2`").
 _STRAY_STRONG = re.compile(r"(`[^`\n]+`)|\*\*")
+# Emphasis and code marks at a word's edge, and `**`/`__` anywhere: what a rendered page does not show.
+_MARKS = re.compile(r"\*\*|__|(?<!\w)[*_`]|[*_`](?!\w)")
 
 
 def plain_inline(text: str) -> str:
@@ -54,3 +56,9 @@ def clean_inline(text: str) -> str:
     for pattern, group in CLEAN_RULES:
         text = pattern.sub(partial(_kept, group=group), text)
     return " ".join(text.split())
+
+
+def without_marks(text: str) -> str:
+    """`text` without the emphasis and code marks a page renders away ("**Bold** `code`" -> "Bold code"): the
+    words a browser's find-in-page sees, for a text fragment to match."""
+    return _MARKS.sub("", text)
