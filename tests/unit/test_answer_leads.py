@@ -373,3 +373,32 @@ def test_a_sentence_pointing_back_across_a_heading_names_its_section_not_the_sen
 
     assert smoke == [("Smoke", "It masks the alarm scent of the guards, so the colony stays calm while the hive is "
                                "open.")]
+
+
+LAB = """# Practical Lab: Actions
+
+## Long-running motions
+
+### Analysis
+
+- Measure how well the ROS 2 pattern reports progress on long-running tasks.
+- Evaluate which pattern to use for long-running tasks that report progress.
+"""
+
+ACTIONS = """# Actions
+
+## Understanding actions
+
+Actions in ROS 2 provide a communication pattern for long-running tasks that require feedback and the ability
+to be preempted.
+"""
+
+
+def test_an_exercise_part_under_a_bare_heading_never_leads() -> None:
+    # Textbook-2's set C (cc01): "Which ROS 2 pattern should I use ...?" opened with a lab's "Analysis:" list when
+    # a bare exercise heading was no longer read as scaffolding, and its follow-up lost "Actions".
+    hits = [*hits_of(LAB, "lab.md", 0.7), *hits_of(ACTIONS, "actions.md", 0.5)]
+
+    text = answer("Which ROS 2 pattern should I use for long-running tasks that report progress?", hits)
+
+    assert text.startswith("Actions in ROS 2 provide a communication pattern"), text
