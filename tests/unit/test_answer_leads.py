@@ -402,3 +402,25 @@ def test_an_exercise_part_under_a_bare_heading_never_leads() -> None:
     text = answer("Which ROS 2 pattern should I use for long-running tasks that report progress?", hits)
 
     assert text.startswith("Actions in ROS 2 provide a communication pattern"), text
+
+
+SERVICE_TIPS = """# Services
+
+## Performance considerations
+
+Services block their caller, so the way a service is written decides how responsive the whole system stays.
+
+- Keep service operations short (under a few seconds)
+- For longer operations, consider using actions instead
+- Use appropriate QoS settings for service communication
+- Implement timeouts in clients to prevent hanging
+"""
+
+
+def test_the_item_that_answers_leads_its_list_s_other_items() -> None:
+    # Textbook-2-blind: "how do i stop my service client from hanging forever ..." quoted two items of one list in
+    # the book's order, the answer second; a list's items are parallel, their order says nothing about which answers.
+    text = answer("how do i stop my service client from hanging forever when the server is slow",
+                  hits_of(SERVICE_TIPS, "services.md"))
+
+    assert text.startswith("Performance considerations — Implement timeouts in clients to prevent hanging."), text

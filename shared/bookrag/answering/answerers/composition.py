@@ -271,7 +271,8 @@ def _definition(scored: list[Scored], term: str, cal: Calibration) -> Scored | N
 
 
 def compose(chosen: list[Scored], hits: list[SearchHit]) -> Draft:
-    """Best section first, then the others by their best unit; the book's order within a section.
+    """Best section first, then the others by their best unit; the book's order within a section, after its lead
+    when that is a definition or a list item.
     Each unit is followed by the marker of the chunk it quotes; `Draft.spans` holds its spans."""
     docs = DocumentSet()
     docs.add(hits)
@@ -282,8 +283,10 @@ def compose(chosen: list[Scored], hits: list[SearchHit]) -> Draft:
     lead = chosen[0]
 
     def place(s: Scored) -> int:
-        # A definition leads its section; scaffolding follows what the section teaches.
-        return 0 if s is lead and s.defines else 2 if s.scaffold else 1
+        # A definition leads its section, and so does a list item that leads the answer: a list's items are
+        # parallel, their order says nothing about which one answers. Scaffolding follows what the section teaches.
+        leads = s is lead and (s.defines or (s.unit.kind == "item" and not s.unit.items))
+        return 0 if leads else 2 if s.scaffold else 1
 
     ordered = sorted(chosen, key=lambda s: (rank_of[_section(s)], place(s), s.hit.chunk_index, s.unit.position))
     text = ""
