@@ -291,3 +291,13 @@ def test_a_list_item_that_says_something_beside_its_link_is_still_a_statement() 
 
 def test_a_label_over_bare_links_introduces_nothing() -> None:
     assert extract_units("#### Further information\n\n**Articles**\n\n- [Smoke](https://example.org/smoke)\n") == []
+
+
+def test_an_item_ending_in_a_bracket_is_quoted_with_its_stop() -> None:
+    # "Keep service operations short (under a few seconds) [1] Performance Considerations — ..." ran on into the
+    # next quoted item: a closing bracket ends no sentence, its neighbours got their stop.
+    items = [u.text for u in extract_units("- Keep service operations short (under a few seconds)\n"
+                                           "- Quote the book's own words (\"like this.\")\n")]
+
+    assert items == ["Keep service operations short (under a few seconds).",
+                     "Quote the book's own words (\"like this.\")"]

@@ -38,6 +38,9 @@ TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$
 _RULE = re.compile(r"^\s*([-*_])(\s*\1){2,}\s*$")
 _MAX_CODE_LINES = 20  # the lines of a code block an answer quotes
 _TERMINAL = re.compile(r"[.!?:;)\]`*\"']$")
+# An item that ends its sentence: a stop, perhaps inside a closing bracket, quote or mark ("(see below).",
+# "**Done.**"). A bare closing bracket does not: "Keep it short (under a few seconds)" is quoted with a stop added.
+_STOPPED = re.compile(r"[.!?:;][)\]`*\"']*$")
 # A line that opens with emphasis, an image or a link ("**Similarities**", "![RTK Query data in the store](...)"):
 # the page's own text, a label or a figure's alt text, not a heading line the chunker writes (its plain text).
 _MARKED = re.compile(r"\s*(?:[*_]|!?\[|<)")
@@ -301,7 +304,7 @@ def extract_units(text: str, headings: set[str] | None = None) -> list[Unit]:
         elif kind == "item":
             if cleaned.rstrip(":").lower() in known or _BARE_LINK.match(block.s):
                 continue
-            units.append(Unit(cleaned if _TERMINAL.search(cleaned) else cleaned + ".", "item", len(units),
+            units.append(Unit(cleaned if _STOPPED.search(cleaned) else cleaned + ".", "item", len(units),
                               start=start, end=end, label=label, under=under))
         else:
             if heading_like:
