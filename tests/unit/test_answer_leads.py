@@ -424,3 +424,13 @@ def test_the_item_that_answers_leads_its_list_s_other_items() -> None:
                   hits_of(SERVICE_TIPS, "services.md"))
 
     assert text.startswith("Performance considerations — Implement timeouts in clients to prevent hanging."), text
+
+
+def test_a_section_label_is_said_once_for_the_items_that_follow_it() -> None:
+    # "Debugging Strategies — Check topic availability ... [1]. Debugging Strategies — Monitor message flow ... [1].
+    # Debugging Strategies — Verify node connections ...": the heading once, then its items.
+    text = answer("how do i stop my service client from hanging forever when the server is slow",
+                  hits_of(SERVICE_TIPS, "services.md"))
+
+    said = "Performance considerations — Keep service operations short (under a few seconds). [S1] For longer"
+    assert said in text, text

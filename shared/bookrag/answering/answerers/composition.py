@@ -291,9 +291,12 @@ def compose(chosen: list[Scored], hits: list[SearchHit]) -> Draft:
     ordered = sorted(chosen, key=lambda s: (rank_of[_section(s)], place(s), s.hit.chunk_index, s.unit.position))
     text = ""
     spans: dict[str, list[tuple[int, int]]] = {}
+    named = ("", ("", ""))  # the label last shown, and its section: the next item of that section goes without it
     for item in ordered:
         said = _lead_in(item) if item.block else item.text
-        said = f"{item.label} — {said}" if item.label else said
+        if item.label and (item.label, _section(item)) != named:
+            said = f"{item.label} — {said}"
+        named = (item.label, _section(item)) if item.label else ("", ("", ""))
         quoted = f"{said} [{label_of[item.hit.chunk_id]}]"
         # A list or a code block stands on its own lines, Markdown the widget renders.
         text += ("" if text.endswith("\n") or not text else " ") + quoted
