@@ -291,12 +291,13 @@ def compose(chosen: list[Scored], hits: list[SearchHit]) -> Draft:
     ordered = sorted(chosen, key=lambda s: (rank_of[_section(s)], place(s), s.hit.chunk_index, s.unit.position))
     text = ""
     spans: dict[str, list[tuple[int, int]]] = {}
-    named = ("", ("", ""))  # the label last shown, and its section: the next item of that section goes without it
+    named: tuple[str, tuple[str, str]] | None = None  # the label just said, with its section: said once for both
     for item in ordered:
         said = _lead_in(item) if item.block else item.text
-        if item.label and (item.label, _section(item)) != named:
+        labelled = (item.label, _section(item)) if item.label else None
+        if labelled and labelled != named:
             said = f"{item.label} — {said}"
-        named = (item.label, _section(item)) if item.label else ("", ("", ""))
+        named = labelled
         quoted = f"{said} [{label_of[item.hit.chunk_id]}]"
         # A list or a code block stands on its own lines, Markdown the widget renders.
         text += ("" if text.endswith("\n") or not text else " ") + quoted
