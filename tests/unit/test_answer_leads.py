@@ -21,7 +21,8 @@ from dataclasses import replace
 
 import pytest
 
-from bookrag.answering.answerers.questions import defined_term, defines
+from bookrag.answering.answerers.candidates import candidates
+from bookrag.answering.answerers.questions import QuestionShape, defined_term, defines
 from bookrag.answering.gate import asked_about
 from tests.support.answers import answer, hits_of
 
@@ -363,9 +364,6 @@ It masks the alarm scent of the guards, so the colony stays calm while the hive 
 def test_a_sentence_pointing_back_across_a_heading_names_its_section_not_the_sentence_before() -> None:
     # One chunk may hold two short sections: "It masks ..." was quoted as "A keeper opens the hive ... It masks
     # the alarm scent ...", the "it" read as the inspection of the section before.
-    from bookrag.answering.answerers.candidates import candidates
-    from bookrag.answering.answerers.questions import QuestionShape
-
     hits = hits_of(HIVE, "hive.md")
     assert len(hits) == 1
     smoke = [(c.label, c.text) for c in candidates(hits, QuestionShape.of("what does smoke do"))
