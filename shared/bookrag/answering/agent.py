@@ -36,25 +36,14 @@ Errors are raised as our typed errors (`bookrag.errors`); the web layer maps the
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterator
+from collections.abc import Iterator
 from functools import cached_property
 from typing import TYPE_CHECKING
 
 from bookrag import errors
-from bookrag.answering.agent_events import AgentEvent, deltas, numbered
+from bookrag.answering.agent_events import AgentEvent, deltas
 from bookrag.answering.answerers import build_answerer
-from bookrag.answering.answerers.base import (
-    SYSTEM_PROMPT,
-    Answerer,
-    DocumentSet,
-    Draft,
-    NotTheAnswer,
-    Retrieve,
-    StreamingAnswerer,
-    cited_labels,
-    draft_sentences,
-    is_refusal_text,
-)
+from bookrag.answering.answerers.base import SYSTEM_PROMPT, Answerer, Draft, Retrieve
 from bookrag.answering.answerers.grounding import Grounder, ground, section_window
 from bookrag.answering.answerers.questions import defined_term, searchable
 from bookrag.answering.answerers.spans import quotes_for
@@ -65,6 +54,7 @@ from bookrag.answering.deobfuscation import LeakGuard, secret_values
 from bookrag.answering.gate import vouched
 from bookrag.answering.rewriters import OfflineRewriter, Rewriter
 from bookrag.answering.selection import Section, about_selection, in_section, passage_context, with_selection
+from bookrag.answering.streaming import streamed
 from bookrag.contracts.agent import MESSAGES, REFUSAL, Quote, Response, Source
 from bookrag.domain.conversation import Conversation
 from bookrag.domain.deadline import Deadline
@@ -148,7 +138,7 @@ class BookRAGAgent:
                stream: bool = True) -> Iterator[AgentEvent]:
         """The same request as `run`, step by step: the retrieved sections (`sources`), the answer's
         text as the answerer produces it (`delta`: the final answer so far, or a leak-checked preview
-        when the markers come only at the end; see `_streamed`), then `final` with exactly the
+        when the markers come only at the end; see `answering.streaming`), then `final` with exactly the
         `Response` that `run` returns (citations verified, or the refusal). `stream=False` skips the
         first two (what `run` does). Raises as `run` does."""
         question = validate_query(query)
@@ -185,9 +175,10 @@ class BookRAGAgent:
             response = self._final(draft, asked, deadline, ledger).model_copy(update=extra)
         else:
             yield AgentEvent("sources", sources=_sections(hits, NEAREST_SECTIONS * 2))
-            # A fallback to the book's sentences is decided on the first two claims, which `_checked` sends
+            # A fallback to the book's sentences is decided on the first two claims, which `streamed` sends
             # only once one of them is grounded: when it falls back, nothing was sent.
-            draft, sent = yield from self._streamed(asked, hits, retrieve, deadline, ledger)
+            draft, sent = yield from streamed(self.answerer, asked, hits, retrieve, deadline,
+                                              lambda d: self._check(d, ledger, final=False), self.leaks)
             response = self._final(draft, asked, deadline, ledger).model_copy(update=extra)
             if sent is not None and not response.is_refusal and response.answer.startswith(sent):
                 yield from deltas(response.answer[len(sent):])
@@ -195,98 +186,6 @@ class BookRAGAgent:
                                        "refusal_reason": response.refusal_reason,
                                        "sources": len(response.sources)})
         yield AgentEvent("final", response=response)
-
-    def _streamed(self, question: str, hits: list[SearchHit], retrieve: Retrieve,
-                  deadline: Deadline, ledger: Ledger) -> Generator[AgentEvent, None, tuple[Draft, str | None]]:
-        """The answerer's draft, with `delta` events of its text as it is written: (the draft, the text
-        sent when it is the start of the final answer, which then follows it; None for a preview).
-
-        The text sent is exactly the final answer so far when the answerer's text carries its markers
-        as it streams (`_checked`) or when it writes its draft at once (the extractive answerer, which
-        chooses its sentences together: its final answer then follows, sentence by sentence).
-        Otherwise (Cohere: markers only at the end) it is a preview, sentence by sentence (`_relay`)."""
-        answerer = self.answerer
-        if not isinstance(answerer, StreamingAnswerer):
-            return answerer.answer(question, hits, retrieve, deadline), ""
-        documents = DocumentSet()
-        pieces = answerer.stream(question, hits, retrieve, deadline, documents)
-        if answerer.marks_inline:
-            return (yield from self._checked(pieces, documents, ledger))
-        return (yield from self._relay(pieces)), None
-
-    def _checked(self, pieces: Generator[str, None, Draft], documents: DocumentSet,
-                 ledger: Ledger) -> Generator[AgentEvent, None, tuple[Draft, str]]:
-        """The final check (`_check`) applied to the text so far, up to its last whole sentence with a
-        marker (an unmarked sentence is judged with the next marked one), and what it adds sent: a
-        sentence the final answer drops (unsupported, citing what was not retrieved, a leak) is not
-        shown. Returns the draft and the text sent.
-
-        What is sent stays sent: a refusal, or a tool call, that the model writes after answering
-        text makes `final` differ from it (the stream then sends nothing more; `final` is the answer)."""
-        buffer, sent, judged = "", "", ""
-        while True:
-            try:
-                piece = next(pieces)
-            except StopIteration as done:
-                return done.value, sent
-            if isinstance(piece, NotTheAnswer):
-                buffer = ""  # what the model said before a tool call; the draft holds what follows
-                continue
-            buffer += piece
-            segments = draft_sentences(buffer)
-            if not segments:
-                continue
-            # The last segment may still be growing; while it opens with "[", it may be markers that
-            # belong to the sentence before ("claim. [S1] [" + "S2]"), which then is not whole either.
-            whole = segments[:-2] if segments[-1][0].startswith("[") else segments[:-1]
-            marked = [i for i, (sentence, _) in enumerate(whole) if cited_labels(sentence)]
-            if not marked:
-                continue
-            prefix = "".join(sentence + sep for sentence, sep in whole[: marked[-1] + 1])
-            if prefix == judged:
-                continue
-            judged = prefix
-            if is_refusal_text(prefix):  # the model declines: `final` is the refusal
-                continue
-            checked = self._check(Draft(prefix, citations=documents.citations()), ledger, final=False)
-            if not checked.is_refusal and checked.answer.startswith(sent) and checked.answer != sent:
-                yield from deltas(checked.answer[len(sent):])
-                sent = checked.answer
-
-    def _relay(self, pieces: Generator[str, None, Draft]) -> Generator[AgentEvent, None, Draft]:
-        """Whole sentences of the draft as they come, markers numbered in order of appearance as the
-        final answer numbers them: a preview of an answer whose markers come at the end. Each is
-        checked by the leak guard with everything sent before it: text the final check would refuse
-        as `unsafe_output` must not reach the reader first. Returns the draft."""
-        buffer, sent, blocked = "", "", False
-        numbers: dict[str, int] = {}
-
-        def release(segments: list[tuple[str, str]]) -> Iterator[AgentEvent]:
-            nonlocal sent, blocked
-            for sentence, sep in segments:
-                if blocked or not sentence.strip():
-                    continue
-                text = numbered(sentence + sep, numbers)
-                if self.leaks(sent + text):
-                    blocked = True  # the final event carries the verdict; nothing more is streamed
-                    return
-                sent += text
-                yield AgentEvent("delta", text=text)
-
-        while True:
-            try:
-                piece = next(pieces)
-            except StopIteration as done:
-                draft: Draft = done.value
-                break
-            buffer += piece
-            segments = draft_sentences(buffer)
-            if len(segments) > 1:  # the last segment may still be growing
-                yield from release(segments[:-1])
-                buffer = segments[-1][0] + segments[-1][1]
-        if not draft.refused:
-            yield from release(draft_sentences(buffer))
-        return draft
 
     def _converse(self, question: str, conversation: Conversation, deadline: Deadline, ledger: Ledger,
                   retrieve: Retrieve
