@@ -4,7 +4,7 @@ page a request for a summary names. Pure functions, no store."""
 from __future__ import annotations
 
 from bookrag.answering.answerers.questions import respell, summary_subject
-from bookrag.answering.answerers.summary import page_named
+from bookrag.answering.answerers.summary import book_opening, names_the_book, page_named
 from bookrag.text.lexicon import closest, english
 
 
@@ -108,3 +108,25 @@ def test_among_pages_naming_the_subject_alike_the_folders_own_page_sums_it_up() 
     pages = [("module-3-sim/assignment.md", "Module 3: Assignment"), ("module-3-sim/chapter-1.md", "Chapter 1: Gazebo"),
              ("module-3-sim/overview.md", "Module 3: Simulation")]
     assert page_named("module 3", pages) == "module-3-sim/overview.md"
+
+
+def test_a_summary_of_the_book_itself_names_the_book() -> None:
+    for subject in ("this whole course", "the docs pls", "this book", "the entire textbook", "the documentation"):
+        assert names_the_book(subject, PAGES), subject
+    # A subject that names a page's words besides the book is that page's, whatever it calls the book.
+    pages = [*PAGES, ("course/schedule.md", "Course Schedule")]
+    for subject in ("module 3", "the style guide", "the course schedule", "the docs on baking", ""):
+        assert not names_the_book(subject, pages), subject
+
+
+def test_the_book_opens_with_its_docs_folders_own_page() -> None:
+    pages = [("appendix/glossary.md", "Glossary"), ("intro.md", "Welcome"), ("guide/overview.md", "Guide Overview")]
+    assert book_opening(pages)[0] == "intro.md"  # not the first in order, nor a folder's overview
+
+
+def test_without_an_own_page_the_book_opens_with_its_introduction_folder() -> None:
+    # A site without sidebar positions: pages in name order, the FAQ first, the introduction's link list and
+    # pages after the API reference.
+    pages = [("FAQ.md", "FAQ Index"), ("api/overview.md", "API Overview"), ("introduction/Basics.md", "Basics"),
+             ("introduction/README.md", "Introduction"), ("usage/index.md", "Usage Guides")]
+    assert book_opening(pages) == ["introduction/README.md", "introduction/Basics.md", "FAQ.md"]

@@ -81,8 +81,10 @@ def labels(hit: SearchHit) -> set[str]:
 
 
 # "What does the book say about powering the robot?": the book and its saying are how the reader asks,
-# not what about; the book never says "book" of itself, so they read as words it does not know.
-_BOOK_TALK = re.compile(r"\b(?:(?:the|this|your)\s+(?:book|textbook)(?:\s+(?:says?|said|mentions?|covers?|"
+# not what about; the book never says "book" of itself, so they read as words it does not know. A reader names
+# the book by what it is to them: "this whole course", "the docs".
+_BOOK_TALK = re.compile(r"\b(?:(?:the|this|your)\s+(?:(?:whole|entire)\s+)?(?:book|textbook|course|docs|"
+                        r"documentation)(?:\s+(?:says?|said|mentions?|covers?|"
                         r"discuss(?:es)?|talks?|tells?))?|according\s+to\s+the\s+(?:book|textbook))\b",
                         re.IGNORECASE)
 

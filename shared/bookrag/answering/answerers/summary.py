@@ -22,12 +22,13 @@ from bookrag.answering.answerers.base import Retrieve
 from bookrag.answering.answerers.candidates import Candidate, candidates
 from bookrag.answering.answerers.composition import Scored
 from bookrag.answering.answerers.questions import QuestionShape, summary_subject
+from bookrag.answering.gate import asked_about
 from bookrag.domain.models import SearchHit
 from bookrag.text.bm25 import tokenize
 from bookrag.text.markdown.inline import clean_inline
 from bookrag.text.sentences import SECTION_NUMBER
 
-__all__ = ["page_hits", "page_named", "summary"]
+__all__ = ["book_opening", "names_the_book", "page_hits", "page_named", "summary"]
 
 # A folder's own page by the names sites give it: Docusaurus's category index (index, README) and the
 # overview or introduction a course opens a module with. Among pages that name a subject equally well it is
@@ -39,6 +40,7 @@ _SUMMARY_CHARS = 600  # about a paragraph, as the answerer's other answers
 _OPENING = 2  # statements of the page's opening section
 _MIN_WORDS = 6  # a sentence shorter than this says too little to stand for its section
 _OPENING_CHUNKS = 3  # at most, read for the page's opening: its title's chunk, an admonition's, its introduction
+_BOOK_OPENINGS = 3  # pages tried for the book's own summary (a folder page may hold only links)
 
 
 def _words(text: str) -> tuple[set[str], set[str]]:
@@ -72,36 +74,71 @@ def page_named(subject: str, pages: Sequence[tuple[str, str]]) -> str | None:
     return found
 
 
+def names_the_book(subject: str, pages: Sequence[tuple[str, str]]) -> bool:
+    """Whether a summary's subject is the book as a whole: it names the book ("this whole course", "the docs",
+    "this book") and nothing a page's title or path names besides ("the docs pls", not "the course schedule")."""
+    rest = asked_about(subject)
+    if rest == subject:
+        return False
+    named = set().union(*(_words(f"{title} {source.rsplit('.', 1)[0]}")[0] for source, title in pages))
+    return not set(tokenize(rest)) & named
+
+
+def book_opening(pages: Sequence[tuple[str, str]]) -> list[str]:
+    """The pages a book opens with, the likeliest first, from its structure alone: the docs folder's own page
+    ("intro.md", "index.md"), else the pages of its introduction folder ("introduction/README.md", then the
+    others in the book's order: a site without sidebar positions still has one), and the book's first page."""
+    def rank(at: int) -> tuple[int, int, int] | None:
+        parts = pages[at][0].rsplit(".", 1)[0].lower().split("/")
+        if len(parts) == 1:
+            return (0, 0, at) if parts[0] in _FOLDER_PAGE else None
+        return (1, parts[1] not in _FOLDER_PAGE, at) if len(parts) == 2 and parts[0] in _FOLDER_PAGE else None
+
+    ranked = sorted((key, pages[key[2]][0]) for at in range(len(pages)) if (key := rank(at)) is not None)
+    first = [pages[0][0]] if pages else []
+    return list(dict.fromkeys([*(source for _, source in ranked[:_BOOK_OPENINGS - 1]), *first]))
+
+
+def _pages_for(subject: str, pages: Sequence[tuple[str, str]]) -> list[str]:
+    """The pages that may sum `subject` up, the first that holds a statement answering: the book's opening for
+    the book, else the one page it names (none when it names none)."""
+    if names_the_book(subject, pages):
+        return book_opening(pages)
+    named = page_named(subject, pages)
+    return [named] if named is not None else []
+
+
 def page_hits(question: str, pages: Sequence[tuple[str, str]], retrieve: Retrieve) -> list[SearchHit]:
     """For a request for a summary whose words retrieve nothing ("can you summarize part 3 for me"), the chunks
     of the page it names, searched by its title; [] for any other question."""
     subject = summary_subject(question)
-    found = _page_search(subject, pages, retrieve) if subject else None
-    return found[2] if found else []
-
-
-def _page_search(subject: str, pages: Sequence[tuple[str, str]],
-                 retrieve: Retrieve) -> tuple[str, str, list[SearchHit]] | None:
-    """The page `subject` names, its title and its chunks, searched by its title; None when it names none."""
-    source = page_named(subject, pages)
-    if source is None:
-        return None
-    title = dict(pages)[source]
-    return source, title, retrieve(title or subject, page=source)
+    titles = dict(pages)
+    for source in _pages_for(subject, pages) if subject else []:
+        found = retrieve(titles[source] or subject, page=source)
+        if found:
+            return found
+    return []
 
 
 def summary(subject: str, pages: Sequence[tuple[str, str]], hits: Sequence[SearchHit], retrieve: Retrieve,
             embed: Callable[[list[str]], np.ndarray] | None = None) -> tuple[list[Scored], list[SearchHit]] | None:
-    """The statements that sum up the page `subject` names, in its order, and the hits they come from; None
-    when no page is named or none of its text was retrieved.
+    """The statements that sum up the page `subject` names (the book's opening for the book), in its order, and
+    the hits they come from; None when no page is named or none of its text was retrieved.
 
     With `embed` (a local embedder), the page's opening and the statements nearest to what the page says as a
     whole (the centroid of its statements, with its title): a module's "This module covers Gazebo, Unity and
     Isaac Sim", not its duration. Without, the first statement of each section."""
-    found = _page_search(subject, pages, retrieve)
-    if found is None:
-        return None
-    source, title, searched = found
+    titles = dict(pages)
+    for source in _pages_for(subject, pages):
+        summed = _summary_of(source, titles[source], subject, hits, retrieve, embed)
+        if summed is not None:
+            return summed
+    return None
+
+
+def _summary_of(source: str, title: str, subject: str, hits: Sequence[SearchHit], retrieve: Retrieve,
+                embed: Callable[[list[str]], np.ndarray] | None) -> tuple[list[Scored], list[SearchHit]] | None:
+    searched = retrieve(title or subject, page=source)
     shape = QuestionShape.of(title)
     read = _page_opening(retrieve(title, page=source, opening=_OPENING_CHUNKS), shape)
     page = {h.chunk_id: h for h in [*read, *hits, *searched] if h.source_file == source}  # a search's hit wins
