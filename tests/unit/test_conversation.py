@@ -30,6 +30,8 @@ GAZEBO = [Turn("Which Gazebo physics engine is the most accurate?")]
     ("What platform is Isaac Sim built on?", "Isaac Sim"),  # an irregular participle ends it
     # "blocks" here is what the pattern does, not part of its name (set C, on cad4e3b)
     ("Which ROS 2 communication pattern blocks the caller until it gets an answer?", "ROS 2 communication pattern"),
+    # a bare number names the word before it, as a name's first token does not ("install ROS 2")
+    ("how long is the module 1 practical lab?", "module 1 practical lab"),
 ])
 def test_subject_of_a_question(question: str, subject: str) -> None:
     assert subject_of(question) == subject
@@ -55,6 +57,17 @@ def test_subject_of_a_question(question: str, subject: str) -> None:
 ])
 def test_a_follow_up_gets_the_earlier_subject(follow_up: str, standalone: str) -> None:
     assert resolve_follow_up(follow_up, GAZEBO) == standalone
+
+
+@pytest.mark.parametrize(("follow_up", "standalone"), [
+    ("what about module 3's", "how long is the module 3 practical lab?"),
+    ("and module 4?", "how long is the module 4 practical lab?"),
+    ("What about Module 2?", "how long is the module 2 practical lab?"),
+])
+def test_a_switch_to_another_number_of_the_same_word_keeps_the_rest_of_the_subject(follow_up: str,
+                                                                                   standalone: str) -> None:
+    # "module 3's" is module 3's practical lab: only the numbered name changes, the lab is still asked about
+    assert resolve_follow_up(follow_up, [Turn("how long is the module 1 practical lab?")]) == standalone
 
 
 def test_no_history_or_no_subject_leaves_the_question_alone() -> None:

@@ -97,7 +97,9 @@ def subject_of(question: str) -> str:
     best = max(runs, key=lambda run: (any(is_named(t, i == 0) for i, t in run), len(run), -run[0][0]))
     named = [n for n, (i, t) in enumerate(best) if is_named(t, i == 0)]
     if named:  # "install ROS 2 Humble": the verb before the name is not the subject
-        best = best[named[0]:]
+        # but a bare number names the word before it ("module 1 practical lab", "week 5")
+        first = named[0] - (named[0] > 0 and best[named[0]][1].text.isdigit())
+        best = best[first:]
     while len(best) > 1 and is_participle(best[-1][1]):
         best = best[:-1]  # "LQR controller obtained", "Isaac Sim built": nor is a participle after it
     return question[best[0][1].start:best[-1][1].end]
@@ -303,6 +305,9 @@ def resolve_follow_up(question: str, history: Sequence[Turn]) -> str:
         elif _own_content(new_toks) and not any(t.low in SUBJECT_PRONOUNS | POSSESSIVES for t in new_toks):
             if new_toks[0].low in _QUALIFIERS:
                 return f"{_ends(earlier)} {new}?"  # "... used for in robotics for nonlinear systems?"
+            renumbered = _renumbered(earlier, new)
+            if renumbered is not None:
+                return renumbered
             replaced = earlier.replace(subject, new, 1)
             return replaced if replaced != earlier else f"{_ends(earlier)}: {new}?"
     substituted = _substitute(question, subject, focus)
@@ -326,6 +331,21 @@ def resolve_follow_up(question: str, history: Sequence[Turn]) -> str:
     if determiner and not any(is_named(t, i == 0) for i, t in enumerate(toks)):
         return f"{_ends(question)} ({focus or subject})?"  # "Is this engine fast?": the noun is ours, the name is not
     return question  # its own subject, no pronoun: a new topic
+
+
+def _renumbered(earlier: str, new: str) -> str | None:
+    """`earlier` with its numbered name of the same word as `new`'s renumbered ("how long is the module 1 lab?",
+    "what about module 3's" -> "how long is the module 3 lab?"): the rest of its subject is still asked about.
+    None when `new` is no numbered name, or `earlier` numbers no such word."""
+    toks = tokens(new.removesuffix("'s").removesuffix("’s"))
+    if len(toks) != 2 or not toks[1].text.replace(".", "").isdigit() or not toks[0].text.isalpha():
+        return None
+    word, number = toks[0].text, toks[1].text
+    found = re.search(rf"\b{re.escape(word)}\s+\d+(?:\.\d+)*\b", earlier, re.IGNORECASE)
+    if found is None:
+        return None
+    start = found.start()
+    return f"{earlier[:start]}{earlier[start:start + len(word)]} {number}{earlier[found.end():]}"
 
 
 def _is_refusal(answer: str) -> bool:
