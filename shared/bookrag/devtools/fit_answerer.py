@@ -11,8 +11,8 @@ Two steps, so that the fit is reproducible without a store or an embedder:
    the local embedder).
 2. `fit TABLE... FOLDER`: the statement score, a ranker drawn towards the hand-set weights it replaced
    (`_rank`), then the gate, a logistic regression (scikit-learn, L2, balanced classes) over each question's
-   best statement under that score and its other features, its bar the highest that refuses at most 2% of
-   the answerable questions (`_bar`).
+   best statement under that score and its other features, its bar the one that refuses the most off-book
+   questions while refusing at most 2% of the answerable ones (`_bar`).
    Writes `answerer-weights.json` and `gate-weights.json` into FOLDER (`bookrag/data`).
 
 `make refit` runs both on our own books (the sample book and textbook-2's sets). Never on the untuned book
@@ -161,7 +161,7 @@ def fit(tables: list[Path]) -> tuple[Weights, Silence]:
     gate.fit(gx, gy)
     silence = Silence(tuple(round(float(c), 6) for c in gate.coef_[0]), round(float(gate.intercept_[0]), 6), 0.0)
     p = [silence.answers(row) for row in gx]
-    bar = _bar([v for v, y in zip(p, gy, strict=True) if y])
+    bar = _bar([v for v, y in zip(p, gy, strict=True) if y], [v for v, y in zip(p, gy, strict=True) if not y])
     return weights, Silence(silence.coef, silence.intercept, bar)
 
 
@@ -198,15 +198,24 @@ def _pairs(t: Table, labelled: np.ndarray) -> np.ndarray:
     return np.asarray(diffs)
 
 
-def _bar(pos: list[float]) -> float:
-    """The bar (answer at or above it): the highest that refuses at most `FALSE_REFUSALS` of the answerable
-    questions. The issue's own terms: a false refusal costs a reader an answer the book gives, so its share
-    is capped, and within the cap the gate refuses all it can. "Fewest errors, counted alike", its criterion
-    before, set the bar from the few off-book questions of our own books (28 against 233): 0.18 on the fit of
-    issue 37's pool rarity, which answered an off-book question of textbook-2-blind the bar 0.37 had refused."""
+def _bar(pos: list[float], neg: list[float]) -> float:
+    """The bar (answer at or above it): of those that refuse at most `FALSE_REFUSALS` of the answerable questions
+    (`pos`), one that refuses the most off-book questions (`neg`), midway between the highest of them it refuses
+    and the next question's probability above it. A false refusal costs a reader an answer the book gives, so
+    its share is capped; within the cap the gate refuses all the off-book questions it can, and no answerable
+    one more than that takes: the highest bar under the cap (the rule before) refused two more answerable
+    questions of our own books than the off-book ones it gained, none. "Fewest errors, counted alike", the
+    criterion before that, set the bar from the few off-book questions of our own books (28 against 233)."""
     ordered = sorted(pos)
-    allowed = int(FALSE_REFUSALS * len(ordered))
-    return round(ordered[allowed], 4) if ordered else 0.5
+    if not ordered:
+        return 0.5
+    cap = ordered[int(FALSE_REFUSALS * len(ordered))]  # the highest bar under the cap
+    refused = [v for v in neg if v < cap]
+    if not refused:
+        return round(cap, 4)
+    highest = max(refused)
+    above = min(v for v in [*pos, *neg] if v > highest)
+    return round((highest + above) / 2, 4)
 
 
 def write(tables: list[Path], folder: Path) -> tuple[Weights, Silence]:
