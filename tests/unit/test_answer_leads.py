@@ -13,7 +13,8 @@ chunker: each test fails on the answerer of a816281.
 - a definition in apposition ("costmaps, grids in which ...") leads a "What is X?" answer, and an "is"
   after a semicolon does not make its sentence a definition of the sentence's first noun;
 - a page that never says a name the question gives ("Isaac") does not lead, though it shares the rest;
-- "What does the book say about X?" is about X: the book and its saying are not words it must know."""
+- "What does the book say about X?" is about X: the book and its saying are not words it must know;
+- a numbered name the question gives ("module 3") picks its page among pages that say the rest alike."""
 
 from __future__ import annotations
 
@@ -432,3 +433,27 @@ def test_a_section_label_is_said_once_for_the_items_that_follow_it() -> None:
 
     said = "Performance considerations — Keep service operations short (under a few seconds). [S1] For longer"
     assert said in text, text
+
+
+def _lab(module: int, hours: str) -> str:
+    return f"""---
+title: "Module {module}: Practical Lab"
+---
+
+# Module {module}: Practical Lab
+
+## Lab Duration
+
+This lab is designed for {hours} hours of work, typically spread over three to four weeks.
+"""
+
+
+def test_a_numbered_name_the_question_gives_picks_its_own_page() -> None:
+    # Every module's lab says the same sentence; "module 3" is the one asked about, though module 4's page
+    # was retrieved first. A bare "3" is no name (nor a word the overlap counts): "module 3" is.
+    hits = [*hits_of(_lab(4, "18-20"), "module-4/practical-lab.md", score=0.70),
+            *hits_of(_lab(3, "18-22"), "module-3/practical-lab.md", score=0.66)]
+
+    text = answer("how long is the module 3 practical lab?", hits)
+
+    assert text.startswith("This lab is designed for 18-22 hours"), text

@@ -181,6 +181,19 @@ def searchable(question: str, vocabulary: Callable[[], Collection[str]]) -> str:
         return question
 
 
+def title_words(text: str) -> tuple[set[str], set[str]]:
+    """Stems and numbered names of a subject, a title or a path ("module-3-digital-twin/index.md" -> {"modul",
+    "digit", "twin", "index"}, {"modul 3"}): a number belongs to the word before it, so "module 1 / chapter 3"
+    does not name "module 3"; a number with no word before it stands alone."""
+    tokens = re.findall(r"[^\W\d_]+|\d+", re.sub(r"[/_.-]+", " ", text))
+    numbered = set()
+    for i, token in enumerate(tokens):
+        if token.isdigit():
+            word = tokenize(tokens[i - 1]) if i and not tokens[i - 1].isdigit() else []
+            numbered.add(f"{word[0]} {token}" if word else token)
+    return set(tokenize(" ".join(t for t in tokens if not t.isdigit()))), numbered
+
+
 def named_terms(question: str) -> list[str]:
     """Stems of what the question names: capitalised words not opening the question, acronyms,
     versions and model numbers."""

@@ -13,7 +13,6 @@ seldom among the chunks nearest its title).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -21,7 +20,7 @@ import numpy as np
 from bookrag.answering.answerers.base import Retrieve
 from bookrag.answering.answerers.candidates import Candidate, candidates
 from bookrag.answering.answerers.composition import Scored
-from bookrag.answering.answerers.questions import QuestionShape, summary_subject
+from bookrag.answering.answerers.questions import QuestionShape, summary_subject, title_words
 from bookrag.answering.gate import asked_about
 from bookrag.domain.models import SearchHit
 from bookrag.text.bm25 import tokenize
@@ -43,28 +42,15 @@ _OPENING_CHUNKS = 3  # at most, read for the page's opening: its title's chunk, 
 _BOOK_OPENINGS = 3  # pages tried for the book's own summary (a folder page may hold only links)
 
 
-def _words(text: str) -> tuple[set[str], set[str]]:
-    """Stems and numbered names of a subject, a title or a path ("module-3-digital-twin/index.md" -> {"modul",
-    "digit", "twin", "index"}, {"modul 3"}): a number belongs to the word before it, so "module 1 / chapter 3"
-    does not name "module 3"; a number with no word before it stands alone."""
-    tokens = re.findall(r"[^\W\d_]+|\d+", re.sub(r"[/_.-]+", " ", text))
-    numbered = set()
-    for i, token in enumerate(tokens):
-        if token.isdigit():
-            word = tokenize(tokens[i - 1]) if i and not tokens[i - 1].isdigit() else []
-            numbered.add(f"{word[0]} {token}" if word else token)
-    return set(tokenize(" ".join(t for t in tokens if not t.isdigit()))), numbered
-
-
 def page_named(subject: str, pages: Sequence[tuple[str, str]]) -> str | None:
     """The source file of the page `subject` names, else None."""
-    want, numbers = _words(subject)
+    want, numbers = title_words(subject)
     if not want and not numbers:
         return None
     best: tuple[float, bool] = (_MIN_COVER, False)
     found = None
     for source, title in pages:  # in the book's order: among equals, the first
-        have, have_numbers = _words(f"{title} {source.rsplit('.', 1)[0]}")
+        have, have_numbers = title_words(f"{title} {source.rsplit('.', 1)[0]}")
         if not numbers <= have_numbers | {n.rsplit(" ", 1)[-1] for n in have_numbers}:
             continue
         cover = (len(want & have) + len(numbers)) / (len(want) + len(numbers))
@@ -80,7 +66,7 @@ def names_the_book(subject: str, pages: Sequence[tuple[str, str]]) -> bool:
     rest = asked_about(subject)
     if rest == subject:
         return False
-    named = set().union(*(_words(f"{title} {source.rsplit('.', 1)[0]}")[0] for source, title in pages))
+    named = set().union(*(title_words(f"{title} {source.rsplit('.', 1)[0]}")[0] for source, title in pages))
     return not set(tokenize(rest)) & named
 
 
