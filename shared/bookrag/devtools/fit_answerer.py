@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -200,12 +201,13 @@ def _pairs(t: Table, labelled: np.ndarray) -> np.ndarray:
 
 def _bar(pos: list[float], neg: list[float]) -> float:
     """The bar (answer at or above it): of those that refuse at most `FALSE_REFUSALS` of the answerable questions
-    (`pos`), one that refuses the most off-book questions (`neg`), midway between the highest of them it refuses
-    and the next question's probability above it. A false refusal costs a reader an answer the book gives, so
-    its share is capped; within the cap the gate refuses all the off-book questions it can, and no answerable
-    one more than that takes: the highest bar under the cap (the rule before) refused two more answerable
-    questions of our own books than the off-book ones it gained, none. "Fewest errors, counted alike", the
-    criterion before that, set the bar from the few off-book questions of our own books (28 against 233)."""
+    (`pos`), the highest that refuses no answerable question more than the most off-book questions (`neg`) take:
+    just below the first question above the highest off-book one refused. A false refusal costs a reader an
+    answer the book gives, so its share is capped; within the cap the gate refuses all the off-book questions
+    it can, and no answerable one more than that needs: the highest bar under the cap (the rule before) refused
+    two more answerable questions of our own books than the off-book ones it gained, none. "Fewest errors,
+    counted alike", the criterion before that, set the bar from the few off-book questions of our own books
+    (28 against 233)."""
     ordered = sorted(pos)
     if not ordered:
         return 0.5
@@ -213,9 +215,8 @@ def _bar(pos: list[float], neg: list[float]) -> float:
     refused = [v for v in neg if v < cap]
     if not refused:
         return round(cap, 4)
-    highest = max(refused)
-    above = min(v for v in [*pos, *neg] if v > highest)
-    return round((highest + above) / 2, 4)
+    above = min(v for v in [*pos, *neg] if v > max(refused))
+    return math.floor(above * 10_000) / 10_000  # rounded down: the question at `above` is answered
 
 
 def write(tables: list[Path], folder: Path) -> tuple[Weights, Silence]:
