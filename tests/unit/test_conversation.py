@@ -182,6 +182,17 @@ def test_a_follow_up_refers_to_the_entity_the_earlier_answer_picked(follow_up: s
     assert resolve_follow_up(follow_up, turns) == standalone
 
 
+def test_a_pick_the_answer_names_with_its_kind_is_referred_to_as_the_answer_names_it() -> None:
+    # "Unity Perception": the answer places the name by the kind asked for; "Perception unity package" names
+    # nothing the book writes.
+    turns = [Turn("which unity package do i use to generate synthetic training data?",
+                  "Using Unity Perception for generating training data [1]. Isaac Sim can generate diverse, labeled "
+                  "datasets [2].")]
+
+    assert resolve_follow_up("how do i set it up to capture bounding boxes", turns) == \
+        "how do i set Unity Perception up to capture bounding boxes"
+
+
 @pytest.mark.parametrize(("turn", "subject"), [
     (Turn("Which physics engine is the most accurate?"), "physics engine"),  # a client's history without answers
     # its subject has a name of its own

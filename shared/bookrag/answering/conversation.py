@@ -215,8 +215,15 @@ def answer_focus(question: str, answer: str) -> str:
                      and not is_function_word(n.lower())), "")
         if name:
             best, best_score = name, score
+            # "Unity Perception" for "Which Unity package ...": the answer already places the name by its kind
+            at = item.find(name)
+            before = [t for t in item_toks if t.end <= at]
+            while before and _stem(before[-1].low) in taken and not item[before[-1].end:at].strip():
+                at = before.pop().start
+            best = item[at:item.find(name) + len(name)] if at >= 0 else name
     named_kind = question[kind[0].start:kind[-1].end]  # "Bullet physics engine": the kind keeps it findable
-    return f"{best} {named_kind}" if best and not best.lower().endswith(kind[-1].low) else best
+    placed_kind = {_stem(t.low) for t in tokens(best)} & taken
+    return f"{best} {named_kind}" if best and not best.lower().endswith(kind[-1].low) and not placed_kind else best
 
 
 def _name_runs(text: str, toks: list[Tok], asked: set[str]) -> list[str]:
