@@ -214,16 +214,22 @@ def answer_focus(question: str, answer: str) -> str:
         name = next((n for n in names if not asked & {t.low for t in tokens(n)}
                      and not is_function_word(n.lower())), "")
         if name:
-            best, best_score = name, score
-            # "Unity Perception" for "Which Unity package ...": the answer already places the name by its kind
-            at = item.find(name)
-            before = [t for t in item_toks if t.end <= at]
-            while before and _stem(before[-1].low) in taken and not item[before[-1].end:at].strip():
-                at = before.pop().start
-            best = item[at:item.find(name) + len(name)] if at >= 0 else name
+            best, best_score = _placed(name, item, item_toks, taken), score
     named_kind = question[kind[0].start:kind[-1].end]  # "Bullet physics engine": the kind keeps it findable
-    placed_kind = {_stem(t.low) for t in tokens(best)} & taken
-    return f"{best} {named_kind}" if best and not best.lower().endswith(kind[-1].low) and not placed_kind else best
+    placed = bool({_stem(t.low) for t in tokens(best)} & taken)  # "Unity Perception": placed by the answer already
+    return f"{best} {named_kind}" if best and not best.lower().endswith(kind[-1].low) and not placed else best
+
+
+def _placed(name: str, item: str, toks: list[Tok], kind: set[str]) -> str:
+    """`name` with the words of the `kind` asked for that `item` writes right before it: "Unity Perception" of
+    "Using Unity Perception for ..." after "Which Unity package ...?", which names what the book writes."""
+    start = item.find(name)
+    if start < 0:
+        return name
+    at, before = start, [t for t in toks if t.end <= start]
+    while before and _stem(before[-1].low) in kind and not item[before[-1].end:at].strip():
+        at = before.pop().start
+    return item[at:start + len(name)]
 
 
 def _name_runs(text: str, toks: list[Tok], asked: set[str]) -> list[str]:
