@@ -44,9 +44,9 @@ from bookrag.answering.answerers.questions import (
     Unknown,
     asked_words,
     named_terms,
+    numbered_names,
     respell,
     summary_subject,
-    title_words,
     typed_words,
 )
 from bookrag.answering.answerers.scaffolding import asks_about_scaffolding
@@ -233,12 +233,12 @@ class ExtractiveAnswerer:
             return [], np.zeros((1 + len(shape.parts), 0, len(FEATURES)))
         # What the question names, a numbered name among them ("module 3" of "how long is the module 3 lab?": a
         # page about module 4's lab says the rest as well)
-        names = set(named_terms(question)) | {n for n in title_words(question)[1] if " " in n}
+        names = set(named_terms(question)) | {n for n in numbered_names(question) if " " in n}
         said: dict[str, set[str]] = {}  # per page: the words of its retrieved chunks and their headings
         for hit in all_hits:
             text = " ".join([hit.text, hit.citation_label, *hit.payload.heading_path])
             said.setdefault(hit.source_file, set()).update(
-                tokenize(text), title_words(f"{text} {hit.source_file.rsplit('.', 1)[0]}")[1])
+                tokenize(text), numbered_names(f"{text} {hit.source_file.rsplit('.', 1)[0]}"))
         queries = [question, *shape.parts]
         cosines = self._cosines(queries, units)
         wanted = [asked_words(q) for q in queries]

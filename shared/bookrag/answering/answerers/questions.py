@@ -183,15 +183,28 @@ def searchable(question: str, vocabulary: Callable[[], Collection[str]]) -> str:
 
 def title_words(text: str) -> tuple[set[str], set[str]]:
     """Stems and numbered names of a subject, a title or a path ("module-3-digital-twin/index.md" -> {"modul",
-    "digit", "twin", "index"}, {"modul 3"}): a number belongs to the word before it, so "module 1 / chapter 3"
-    does not name "module 3"; a number with no word before it stands alone."""
-    tokens = re.findall(r"[^\W\d_]+|\d+", re.sub(r"[/_.-]+", " ", text))
+    "digit", "twin", "index"}, {"modul 3"}): see `numbered_names`."""
+    tokens = _title_tokens(text)
+    return set(tokenize(" ".join(t for t in tokens if not t.isdigit()))), _numbered(tokens)
+
+
+def numbered_names(text: str) -> set[str]:
+    """The numbered names of `text` ("modul 3" of "how long is the module 3 lab?"): a number belongs to the word
+    before it, so "module 1 / chapter 3" does not name "module 3"; a number with no word before it stands alone."""
+    return _numbered(_title_tokens(text))
+
+
+def _title_tokens(text: str) -> list[str]:
+    return re.findall(r"[^\W\d_]+|\d+", re.sub(r"[/_.-]+", " ", text))
+
+
+def _numbered(tokens: list[str]) -> set[str]:
     numbered = set()
     for i, token in enumerate(tokens):
         if token.isdigit():
             word = tokenize(tokens[i - 1]) if i and not tokens[i - 1].isdigit() else []
             numbered.add(f"{word[0]} {token}" if word else token)
-    return set(tokenize(" ".join(t for t in tokens if not t.isdigit()))), numbered
+    return numbered
 
 
 def named_terms(question: str) -> list[str]:

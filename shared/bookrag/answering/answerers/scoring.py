@@ -26,8 +26,8 @@ __all__ = ["FEATURES", "Weights", "weights"]
 # Tried and left out, as ranking the other of our two textbook answer sets measured no better without them or
 # worse with them (and their small weights broke ties against a lead-in with its whole list): the chunk's rank,
 # the statement's kind (item, lead-in, code), its place (the chunk's first), the page's share of questions,
-# whether it defines the asked term; and (left in issue 37's rule count, which changed no answer of either
-# book's blind set without it) whether its heading is the kind the question names ("What materials ...?").
+# whether it defines the asked term; and whether its heading is the kind the question names ("What materials
+# ...?"), a pattern of issue 37's rule count whose removal changed no answer of either book's blind set.
 FEATURES: tuple[str, ...] = (
     "cosine",  # dense cosine between the question and the statement (a lead-in: the better of it and its list)
     "overlap",  # share of the question's content words (stems, synonyms) in the statement and its headings, each

@@ -65,7 +65,7 @@ def _segments(raw: str) -> list[str]:
             continue
         # Emphasis or code marks whose pair is on another line render as nothing either.
         cleaned = " ".join(without_marks(clean_inline(LIST_ITEM.sub("", BLOCKQUOTE.sub("", line, count=1),
-                                                                     count=1))).split())
+                                                                    count=1))).split())
         if cleaned:
             out.append(cleaned)
     return out

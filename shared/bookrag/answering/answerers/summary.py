@@ -50,7 +50,7 @@ def page_named(subject: str, pages: Sequence[tuple[str, str]]) -> str | None:
     best: tuple[float, bool] = (_MIN_COVER, False)
     found = None
     for source, title in pages:  # in the book's order: among equals, the first
-        have, have_numbers = title_words(f"{title} {source.rsplit('.', 1)[0]}")
+        have, have_numbers = _page_words(source, title)
         if not numbers <= have_numbers | {n.rsplit(" ", 1)[-1] for n in have_numbers}:
             continue
         cover = (len(want & have) + len(numbers)) / (len(want) + len(numbers))
@@ -66,7 +66,7 @@ def names_the_book(subject: str, pages: Sequence[tuple[str, str]]) -> bool:
     rest = asked_about(subject)
     if rest == subject:
         return False
-    named = set().union(*(title_words(f"{title} {source.rsplit('.', 1)[0]}")[0] for source, title in pages))
+    named = set().union(*(_page_words(source, title)[0] for source, title in pages))
     return not set(tokenize(rest)) & named
 
 
@@ -74,15 +74,20 @@ def book_opening(pages: Sequence[tuple[str, str]]) -> list[str]:
     """The pages a book opens with, the likeliest first, from its structure alone: the docs folder's own page
     ("intro.md", "index.md"), else the pages of its introduction folder ("introduction/README.md", then the
     others in the book's order: a site without sidebar positions still has one), and the book's first page."""
-    def rank(at: int) -> tuple[int, int, int] | None:
-        parts = pages[at][0].rsplit(".", 1)[0].lower().split("/")
+    def rank(source: str) -> tuple[int, bool] | None:
+        parts = source.rsplit(".", 1)[0].lower().split("/")
         if len(parts) == 1:
-            return (0, 0, at) if parts[0] in _FOLDER_PAGE else None
-        return (1, parts[1] not in _FOLDER_PAGE, at) if len(parts) == 2 and parts[0] in _FOLDER_PAGE else None
+            return (0, False) if parts[0] in _FOLDER_PAGE else None
+        return (1, parts[1] not in _FOLDER_PAGE) if len(parts) == 2 and parts[0] in _FOLDER_PAGE else None
 
-    ranked = sorted((key, pages[key[2]][0]) for at in range(len(pages)) if (key := rank(at)) is not None)
+    ranked = sorted((key, at) for at, (source, _) in enumerate(pages) if (key := rank(source)) is not None)
     first = [pages[0][0]] if pages else []
-    return list(dict.fromkeys([*(source for _, source in ranked[:_BOOK_OPENINGS - 1]), *first]))
+    return list(dict.fromkeys([*(pages[at][0] for _, at in ranked[:_BOOK_OPENINGS - 1]), *first]))
+
+
+def _page_words(source: str, title: str) -> tuple[set[str], set[str]]:
+    """What a page's title and path name (`questions.title_words`)."""
+    return title_words(f"{title} {source.rsplit('.', 1)[0]}")
 
 
 def _pages_for(subject: str, pages: Sequence[tuple[str, str]]) -> list[str]:
