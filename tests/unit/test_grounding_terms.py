@@ -153,7 +153,8 @@ def test_a_negator_in_a_condition_states_the_case_not_that_it_holds() -> None:
     assert reverses("None of the standard messages fit most applications.", book)
 
 
-def test_a_count_in_words_is_held_by_a_series_the_book_writes_in_one_sentence() -> None:
+def test_a_count_in_words_is_held_by_the_items_the_claim_names() -> None:
+    # A series the book writes in one sentence
     book = Evidence.of(hit("The cost is minimised subject to the model. Where l is the stage cost, l_f is the terminal "
                            "cost, f represents system dynamics, and g represents constraints."))
 
@@ -167,6 +168,11 @@ def test_a_count_in_words_is_held_by_a_series_the_book_writes_in_one_sentence() 
     # A count that is not the claim's own list ("for three years") is not held by a series of three.
     series = Evidence.of(hit("It is fast, cheap and reliable."))
     assert lexical("The terms are kept for three years.", [series]).counts_missing
+    # The items in two lists of two (no list of four): the claim counts what it names, each item a term to find.
+    split = Evidence.of(hit("Read with:\n\n- **peek**: look\n- **fetch**: take\n\nWrite with:\n\n- **store**: keep\n"
+                            "- **erase**: drop\n"))
+    assert not lexical("The cache has four calls: peek, fetch, store and erase.", [split]).counts_missing
+    assert lexical("The cache has five calls: peek, fetch, store and erase.", [split]).counts_missing
 
 
 def test_a_claim_that_allows_or_asks_what_the_book_forbids_is_a_reversal() -> None:

@@ -14,7 +14,8 @@ the chunks it cites (and, when the caller adds them, their neighbours):
 - `numbers_found`: every figure it states is in those units (not merely somewhere in the chunk:
   "Ubuntu 20.04" is in the page that warns against it, not in the sentence that says 22.04); a count
   written in words ("three fields") is found when a list of the evidence holds that many items, or when the
-  sentence lists that many and a sentence of the evidence writes a series as long ("A, B, and C");
+  sentence names that many itself ("seven APIs: a, b, ... and g", a list the book may give in two parts or in
+  prose): each item it names is then a term read like any other;
 - `reversed`: it says the opposite of those units (`text.polarity.reverses`), or asks, allows or says still
   holds what the close unit it aligns with forbids, waives or says no longer holds (`text.stance.contradicts`:
   "should approach the robot" against "do not approach the robot", which holds no negator the claim lacks);
@@ -63,9 +64,6 @@ class Evidence:
     numbers: frozenset[str]
     units: tuple[EvidenceUnit, ...]
     counts: frozenset[str] = frozenset()  # how many items each of its lists holds
-    # How many items each of its sentences' series holds ("l is the stage cost, l_f the terminal cost, f the
-    # dynamics, and g the constraints"): "four ingredients: a, b, c and d" rests on it, "three years" does not.
-    series: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, hit: SearchHit) -> Evidence:
@@ -77,13 +75,12 @@ class Evidence:
             units.append(EvidenceUnit(hit.chunk_id, text, u.kind, (u.start, u.end),
                                       TermIndex(claim_terms(f"{text} {u.label}")), frozenset(numbers(text))))
         return cls(hit.chunk_id, TermIndex(claim_terms(f"{hit.text} {headings}")),
-                   frozenset(numbers(f"{hit.text} {headings}")), tuple(units), _list_lengths(found),
-                   frozenset(str(n) for u in found if u.kind == "sentence" and (n := _series(u.text))))
+                   frozenset(numbers(f"{hit.text} {headings}")), tuple(units), _list_lengths(found))
 
 
 def _list_lengths(units: Sequence[Unit]) -> frozenset[str]:
     """How many items each list of a chunk holds: a lead-in's items, or a run of items without one (a
-    sentence's own series is `Evidence.series`)."""
+    claim's own series is `_series`)."""
     counts = {str(len(u.items)) for u in units if u.items and not u.code}
     run = 0
     for unit in (*units, None):
@@ -132,8 +129,8 @@ def lexical(claim: str, evidences: Sequence[Evidence], counts: frozenset[str] = 
     terms = list(dict.fromkeys(claim_terms(claim)))
     # A count in words that a list of the evidence holds ("three fields:" over a three-item list).
     words = counted(claim)
-    listed = {str(_series(claim))} & set().union(*(e.series for e in evidences))  # it lists as many as the book
-    figures = numbers(claim) - (words & counts.union(*(e.counts for e in evidences), listed))
+    own = {str(_series(claim))}  # as many as it names: "four ingredients: a, b, c and d", not "three years"
+    figures = numbers(claim) - (words & counts.union(*(e.counts for e in evidences), own))
     if not terms:
         found = all(any(f in e.numbers for e in evidences) for f in figures)
         return Lexical(1.0, (), found, False)
