@@ -103,6 +103,18 @@ loadtest: setup
 TEXTBOOK_2 ?= ../shared/corpus/physical-ai-textbook-2/docs
 # The untuned book (issues 34, 37): measured on, never tuned or fit on.
 REDUX ?= ../shared/corpus/redux-docs/docs
+# A second book to tune on, in redux's field rather than textbook-2's: Starlette's documentation (a Python web
+# framework, BSD-3), which ships in Starlette's source distribution. pip fetches it from PyPI, checked by its hash;
+# nothing of it is committed but the eval sets written from it.
+STARLETTE_VERSION := 1.10.0
+STARLETTE_SHA256 := b8399098d4c1e3522734f7235dc79b1fc967f96cf139c81e0fa30479e0685f9b
+STARLETTE ?= .bookrag/books/starlette-$(STARLETTE_VERSION)/docs
+$(STARLETTE): | setup
+	mkdir -p .bookrag/books
+	$(PY) -m pip download --quiet --no-deps --no-binary :all: starlette==$(STARLETTE_VERSION) \
+		-d .bookrag/books
+	echo "$(STARLETTE_SHA256)  .bookrag/books/starlette-$(STARLETTE_VERSION).tar.gz" | sha256sum --check --quiet
+	tar -xzf .bookrag/books/starlette-$(STARLETTE_VERSION).tar.gz -C .bookrag/books starlette-$(STARLETTE_VERSION)/docs
 EVAL_OUT := .bookrag/answers-eval
 GROUNDING_OUT := .bookrag/grounding-eval
 EVAL_ENV := EMBEDDING_PROVIDER=local LLM_PROVIDER=extractive
