@@ -195,7 +195,7 @@ def timing(per_answer: list[float]) -> dict[str, Any]:
 
 HABITS = ("count-words", "overview", "list-summary", "merged", "reworded-definition", "paraphrase", "-")
 # Report columns; others follow.
-ORDER = ("sample-book", "textbook-2", "textbook-2-blind", "textbook-2-negations", "redux")
+ORDER = ("sample-book", "textbook-2", "textbook-2-blind", "textbook-2-negations", "starlette", "redux")
 
 
 def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:

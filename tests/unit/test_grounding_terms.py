@@ -247,3 +247,17 @@ def test_a_verb_that_prevents_or_avoids_negates_what_it_governs() -> None:
     assert not reverses("DDS domains partition communication so that different applications don't interfere.", book)
     assert reverses("DDS domains partition communication so that different applications interfere.", book)
     assert not reverses("Reducers don't mutate the state.", ["Reducers avoid mutating the state."])
+
+
+def test_a_negation_the_book_makes_too_is_no_reversal_however_far_each_negator_reaches() -> None:
+    # GIVEN a book that negates the tie, with one more word inside its negator's reach than the claim has
+    book = ["The kiln is not strictly tied to any particular glaze supplier.",
+            "You are free to use any glaze supplier that you prefer."]
+
+    # THEN the claim that negates it too says the same thing; the claim that affirms it reverses it
+    assert not reverses("The kiln isn't strictly tied to any glaze supplier, so use whichever one you prefer.", book)
+    assert reverses("The kiln is strictly tied to one glaze supplier.", book)
+    # A negator that reaches another term than the book's does not agree with it
+    spring = ["The spring's flexibility contributes to efficient motion without requiring complex control signals."]
+    assert reverses("The spring's flexibility makes motion less efficient unless complex control signals are added.",
+                    spring)

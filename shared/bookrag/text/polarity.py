@@ -189,6 +189,7 @@ def reverses(claim: str, passages: Sequence[str]) -> bool:
     docstring)."""
     said = _tokens(claim)
     negated, _, stated = _scopes(said)
+    negated -= _agreeing(claim, passages)
     mine = TermIndex(stated)
     widely_negated = TermIndex(_scopes(said, _WIDE)[0])
     read = [_passage(p) for p in passages]
@@ -302,6 +303,7 @@ class Clause(NamedTuple):
     terms: TermIndex
     negated: bool  # it holds a negator ("not", "without", "instead of", ...)
     negated_terms: frozenset[str] = frozenset()  # the terms its negators reach ("copying" of "instead of copying")
+    after_negator: frozenset[str] = frozenset()  # every term after its first negator, to the clause's end
 
 
 def clauses(text: str) -> tuple[Clause, ...]:
@@ -315,13 +317,32 @@ def clauses(text: str) -> tuple[Clause, ...]:
         terms = [t for t in (word_term(w) for w in part) if t]
         if terms:
             negated = any(_is_negator(part, i) for i in range(len(part)))
-            out.append(Clause(TermIndex(terms), negated, frozenset(_scopes(part)[0]) if negated else frozenset()))
+            out.append(Clause(TermIndex(terms), negated, frozenset(_scopes(part)[0]) if negated else frozenset(),
+                              frozenset(_scopes(part, len(part))[0]) if negated else frozenset()))
     return tuple(out)
 
 
 @lru_cache(maxsize=4096)
 def _clauses_of(passage: str) -> tuple[Clause, ...]:
     return clauses(passage)  # a unit of the book is split once, not for every sentence that rests on it
+
+
+def _agreeing(claim: str, passages: Sequence[str]) -> set[str]:
+    """The terms the claim negates that its aligned passage clause holds after a negator too: "isn't strictly tied to
+    any database" against "is not strictly tied to any particular database implementation" says the same thing,
+    however far each negator reaches; "less efficient" against "contributes to efficient movement without
+    requiring complex control" does not."""
+    book = [c for p in passages for c in _clauses_of(p)]
+    out: set[str] = set()
+    for clause in clauses(claim):
+        if not clause.negated or not book:
+            continue
+        shared = [sum(b.terms.has(t) for t in clause.terms.terms) for b in book]
+        best = max(range(len(book)), key=shared.__getitem__)
+        if shared[best] >= _ALIGNED and book[best].negated:
+            after = TermIndex(book[best].after_negator)
+            out |= {t for t in clause.negated_terms if after.has(t)}
+    return out
 
 
 def aligned_polarity(claim: str, passages: Sequence[str]) -> tuple[float, float]:
