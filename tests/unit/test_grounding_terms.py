@@ -261,3 +261,10 @@ def test_a_negation_the_book_makes_too_is_no_reversal_however_far_each_negator_r
     spring = ["The spring's flexibility contributes to efficient motion without requiring complex control signals."]
     assert reverses("The spring's flexibility makes motion less efficient unless complex control signals are added.",
                     spring)
+
+
+def test_a_contrast_negates_what_it_sets_apart_not_the_ground_both_sides_share() -> None:
+    book = ["Each worker receives a shallow copy of the settings."]
+    # "copy" is stated on both sides of "not": the claim negates "deep", which the book never says
+    assert not reverses("Each worker receives only a shallow copy of the settings, not a deep copy.", book)
+    assert reverses("Workers do not receive a copy of the settings.", book)

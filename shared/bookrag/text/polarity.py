@@ -189,7 +189,9 @@ def reverses(claim: str, passages: Sequence[str]) -> bool:
     docstring)."""
     said = _tokens(claim)
     negated, _, stated = _scopes(said)
-    negated -= _agreeing(claim, passages)
+    # "a shallow copy, not a deep copy": a term the claim also states plainly is the contrast's common ground; what
+    # it negates is the rest ("deep").
+    negated -= _agreeing(claim, passages) | stated
     mine = TermIndex(stated)
     widely_negated = TermIndex(_scopes(said, _WIDE)[0])
     read = [_passage(p) for p in passages]
