@@ -160,6 +160,10 @@ eval: setup $(STARLETTE)
 		$(PY) benchmarks/retrieval_stages.py $(EVAL_OUT)/textbook-2-blind.json $(EVAL_OUT)/redux.json \
 			benchmarks/retrieval-stages.md; \
 	else echo "blind sets skipped: ../shared/corpus is absent"; rm -f $(EVAL_OUT)/textbook-2-blind*.json $(EVAL_OUT)/redux*.json; fi
+	QDRANT_PATH=.bookrag/eval-starlette $(EVAL_ENV) $(BIN)/bookrag eval eval/answers-starlette.jsonl --docs $(STARLETTE) \
+		--modes $(STAGES) --answers --conversations eval/conversations-starlette.jsonl --json $(EVAL_OUT)/starlette.json
+	QDRANT_PATH=.bookrag/eval-starlette $(EVAL_ENV) $(PY) benchmarks/baselines.py eval/answers-starlette.jsonl \
+		$(STARLETTE) $(EVAL_OUT)/starlette-baselines.json > /dev/null
 	$(PY) benchmarks/answers_eval.py $(EVAL_OUT)
 	$(PY) benchmarks/grounding_eval.py report $(GROUNDING_OUT) benchmarks/grounding-after \
 		"Grounding after (issue 34): one fitted verdict, P(faithful) >= its threshold; the book's sentences when the core is dropped"

@@ -17,8 +17,10 @@ HERE = Path(__file__).resolve().parent
 SETS = {"sample-book": "answers-sample-book.jsonl", "textbook-2": "answers-textbook-2.jsonl",
         # Issue 37's blind sets, written by someone who never read the answering code: textbook-2 (the book we
         # tune on) and redux (never tuned on), reported side by side.
-        "textbook-2-blind": "answers-textbook-2-blind.jsonl", "redux": "answers-redux.jsonl"}
-BLIND = ("textbook-2-blind", "redux")
+        "textbook-2-blind": "answers-textbook-2-blind.jsonl", "redux": "answers-redux.jsonl",
+        # A second book we tune on, in redux's field (Starlette's docs), written the same way.
+        "starlette": "answers-starlette.jsonl"}
+BLIND = ("textbook-2-blind", "starlette", "redux")
 COLUMNS = {"n": "n", "keyword_recall": "keyword recall", "false_refusals": "false refusals",
            "false_answers": "false answers", "lead_from_gold": "lead from gold", "with_off_topic": "with off-topic",
            "off_topic_sentences": "off-topic sentences", "label_kept": "label kept",
@@ -93,16 +95,17 @@ def blind_table(data: dict[str, Any], before: dict[str, Any]) -> list[str]:
         return []
     rows = {n: blind_rows(data[n]) for n in present}
     old = {n: blind_rows(before[n]) for n in present if n in before and "questions" in before[n]}
-    lines = ["## Both books, blind sets (issue 37)", "",
-             "textbook-2-blind is the book we tune on, redux the one we never tune on; the gap is redux minus "
-             "textbook-2. \"Answered with the expected fact\": an answerable question whose answer holds at least "
-             "one of its keywords.",
-             "", "| | " + " | ".join(present) + (" | gap |" if len(present) == 2 else " |"),
-             "| --- |" + " ---: |" * (len(present) + (len(present) == 2))]
+    gap = "textbook-2-blind" in present and "redux" in present
+    lines = ["## The books, blind sets (issue 37)", "",
+             "textbook-2-blind and starlette are books we tune on, redux the one we never tune on; the gap is redux "
+             "minus textbook-2. \"Answered with the expected fact\": an answerable question whose answer holds at "
+             "least one of its keywords.",
+             "", "| | " + " | ".join(present) + (" | gap |" if gap else " |"),
+             "| --- |" + " ---: |" * (len(present) + gap)]
     for metric in rows[present[0]]:
         cells = [cell(rows[n].get(metric), old.get(n, {}).get(metric)) for n in present]
-        values = [rows[n].get(metric) for n in present]
-        if len(present) == 2:
+        if gap:
+            values = [rows["textbook-2-blind"].get(metric), rows["redux"].get(metric)]
             cells.append("-" if None in values else f"{values[1] - values[0]:+.2f}")  # type: ignore[operator]
         lines.append(f"| {metric} | " + " | ".join(cells) + " |")
     return [*lines, ""]
