@@ -67,6 +67,7 @@ class ChunkDraft:
     section_heading: str
     anchor: str
     token_count: int
+    titled: bool = True  # the page opens with its title as an H1 (else its path starts at an H2)
 
 
 def parse_document(
@@ -173,8 +174,9 @@ def chunk_document(
         packed.extend((section, chunk) for chunk in chunker.pack(units))
 
     drafts: list[ChunkDraft] = []
+    titled = any(s.level == 1 for s in sections)
     for section, units in packed:
         heading = section.path[-1] if section.path else doc.title
         for text, tokens in chunker.render(units):
-            drafts.append(ChunkDraft(text, section.path, heading, section.anchor, tokens))
+            drafts.append(ChunkDraft(text, section.path, heading, section.anchor, tokens, titled))
     return drafts
