@@ -69,6 +69,11 @@ class ChunkDraft:
     token_count: int
     titled: bool = True  # the page opens with its title as an H1 (else its path starts at an H2)
 
+    def path_from(self, title: str) -> tuple[str, ...]:
+        """The stored heading path: from the page's title down, as for a page that opens with an H1 (many Markdown
+        sites' pages take their title from front matter or the file name and start at an H2)."""
+        return self.heading_path if self.titled or not self.heading_path else (title, *self.heading_path)
+
 
 def parse_document(
     text: str, rel_path: str, read_partial: PartialReader | None = None, *, max_partial_chars: int = 4_000_000,

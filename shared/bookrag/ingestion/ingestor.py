@@ -292,10 +292,7 @@ class Ingestor:
                 source_url=url,
                 module_name=module,
                 section_heading=draft.section_heading or doc.title,
-                # From the page's title down, as for a page that opens with an H1 (most Markdown sites'
-                # pages take their title from front matter or the file name and start at an H2).
-                heading_path=(tuple(draft.heading_path) if draft.titled or not draft.heading_path
-                              else (doc.title, *draft.heading_path)),
+                heading_path=draft.path_from(doc.title),
                 doc_title=doc.title,
                 chunk_index=index,
                 total_chunks=len(drafts),
