@@ -329,6 +329,15 @@ def _clauses_of(passage: str) -> tuple[Clause, ...]:
     return clauses(passage)  # a unit of the book is split once, not for every sentence that rests on it
 
 
+def _aligned(clause: Clause, book: Sequence[Clause]) -> Clause | None:
+    """The passage clause `clause` says the same thing as: the one sharing most of its terms, at least `_ALIGNED`."""
+    if not book:
+        return None
+    shared = [sum(b.terms.has(t) for t in clause.terms.terms) for b in book]
+    best = max(range(len(book)), key=shared.__getitem__)
+    return book[best] if shared[best] >= _ALIGNED else None
+
+
 def _agreeing(claim: str, passages: Sequence[str]) -> set[str]:
     """The terms the claim negates that its aligned passage clause holds after a negator too: "isn't strictly tied to
     any database" against "is not strictly tied to any particular database implementation" says the same thing,
@@ -337,12 +346,8 @@ def _agreeing(claim: str, passages: Sequence[str]) -> set[str]:
     book = [c for p in passages for c in _clauses_of(p)]
     out: set[str] = set()
     for clause in clauses(claim):
-        if not clause.negated or not book:
-            continue
-        shared = [sum(b.terms.has(t) for t in clause.terms.terms) for b in book]
-        best = max(range(len(book)), key=shared.__getitem__)
-        if shared[best] >= _ALIGNED and book[best].negated:
-            after = TermIndex(book[best].after_negator)
+        if clause.negated and (aligned := _aligned(clause, book)) is not None and aligned.negated:
+            after = TermIndex(aligned.after_negator)
             out |= {t for t in clause.negated_terms if after.has(t)}
     return out
 
@@ -358,18 +363,15 @@ def aligned_polarity(claim: str, passages: Sequence[str]) -> tuple[float, float]
     book = [c for p in passages for c in _clauses_of(p)]
     if not book:
         return 0.0, 0.0
-    mine = clauses(claim)
     negated = unmatched = 0
     book_only = 0.0
-    for clause in mine:
-        shared = [sum(b.terms.has(t) for t in clause.terms.terms) for b in book]
-        best = max(range(len(book)), key=shared.__getitem__)
-        if clause.negated:
-            negated += 1
-        if shared[best] < _ALIGNED:
+    for clause in clauses(claim):
+        negated += clause.negated
+        aligned = _aligned(clause, book)
+        if aligned is None:
             continue
-        if clause.negated and not book[best].negated:
+        if clause.negated and not aligned.negated:
             unmatched += 1
-        elif not clause.negated and any(clause.terms.has(t) for t in book[best].negated_terms):
+        elif not clause.negated and any(clause.terms.has(t) for t in aligned.negated_terms):
             book_only = 1.0  # it states what the book negates there, not the half the book affirms
     return (unmatched / negated if negated else 0.0), book_only
