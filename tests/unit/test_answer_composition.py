@@ -101,6 +101,33 @@ def test_code_stays_out_of_prose_unless_asked_for() -> None:
     assert "solver: <physics" not in asked
 
 
+STATIC = """# Static files
+
+## Serving a folder
+
+Mount the StaticFiles application on a path of your routes to serve a folder of files:
+
+```python
+routes = [
+    Mount("/static", app=StaticFiles(directory="static"), name="static"),
+]
+app = Starlette(routes=routes)
+```
+
+Responses for files that do not exist are 404 responses.
+"""
+
+
+def test_a_how_to_gets_the_block_that_names_what_it_asks_about() -> None:
+    # "How do I mount ...": any how-to's verb, not a list of them; the block writes the question's own words.
+    mounted = answer("how do i mount a folder of static assets", hits_of(STATIC, "static.md"))
+    # A how-to about something the block does not write keeps the block out of the prose.
+    missing = answer("how do i get a 404 response for a missing page", hits_of(STATIC, "static.md"))
+
+    assert '```python\nroutes = [\n    Mount("/static", app=StaticFiles(directory="static")' in mounted, mounted
+    assert "Mount(" not in missing, missing
+
+
 KINEMATICS = """# Kinematics
 
 ## Velocity kinematics

@@ -73,7 +73,8 @@ def candidates(hits: list[SearchHit], shape: QuestionShape) -> list[Candidate]:
             text = _quoted(unit)
             spans = [(unit.start, unit.end)]
             block = _block(hit.text, unit) if unit.items else ""
-            if unit.code and not shape.wants_code and not _commentary(unit) and len(unit.items) > _SHORT_BLOCK:
+            if unit.code and not shape.wants_code and not _commentary(unit) and len(unit.items) > _SHORT_BLOCK \
+                    and not shape.code_terms & _code_words(unit):
                 # Code only for a question that asks for code: its lead-in says what the code does.
                 text, block = unit.text[:-1].rstrip() + ".", ""
                 spans = [(unit.start, hit.text.rfind(":", unit.start, unit.item_spans[0][0]) + 1)]
@@ -235,6 +236,11 @@ def _quoted(unit: Unit) -> str:
         return full
     heads = [re.split(r"\s+[—–-]\s+|:\s", i, maxsplit=1)[0] for i in items]
     return f"{unit.text} {'; '.join(heads)}."
+
+
+def _code_words(unit: Unit) -> set[str]:
+    """The words a code block writes, its identifiers split at dots and underscores ("request.state.http_client")."""
+    return set(tokenize(" ".join(unit.items).replace(".", " ").replace("_", " ")))
 
 
 def _commentary(unit: Unit) -> bool:

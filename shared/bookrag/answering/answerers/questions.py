@@ -58,9 +58,10 @@ _CODE_QUESTION = re.compile(r"\b(?:code|configur\w*|config|commands?|files?|scri
                             r"launch\s+files?|install\w*|set\s+up|setup|docker|pull|"
                             # A formula the book sets as a block: "How is the ZMP computed?"
                             r"formulas?|equations?|computed|calculated?|derived)\b"
-                            # "How do I set / define / write ...": a how-to the book answers with its block.
-                            r"|\bhow\s+(?:do|can|should|would)\s+(?:i|you|we|one)\s+(?:set|define|write|create|"
-                            r"declare|specify|enable|disable|add|build|compile|call|run|launch)\b", re.IGNORECASE)
+                            # "How do I ...": a how-to, which a block answers when it names what the question asks
+                            # about (`QuestionShape.code_terms`).
+                            r"|(?P<how>\bhow\s+(?:do|can|should|would)\s+(?:i|you|we|one)\b|\bhow\s+to\b)",
+                            re.IGNORECASE)
 
 
 # "can you summarize module 3", "tl;dr of the style guide", "what's the essentials tutorial part 6 about":
@@ -234,6 +235,8 @@ class QuestionShape:
     parts: tuple[str, ...]
     term: str = ""  # the X of "What is X?": the answer leads with the book's definition of X
     wants_code: bool = False  # code blocks belong in the answer only then
+    # A how-to's words: a code block that names one of them belongs in its answer.
+    code_terms: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, question: str) -> QuestionShape:
@@ -248,8 +251,10 @@ class QuestionShape:
             clauses = [c for c in _CLAUSE_BREAK.split(q) if len(tokenize(c)) >= 1]
             if len(clauses) >= 2:
                 parts = clauses
+        asks_code = [m.group("how") is None for m in _CODE_QUESTION.finditer(q)]
         return cls(wants_list=bool(_LIST_QUESTION.search(q)), parts=tuple(parts), term=defined_term(q),
-                   wants_code=bool(_CODE_QUESTION.search(q)))
+                   wants_code=any(asks_code),
+                   code_terms=frozenset(asked_words(q)) if asks_code and not any(asks_code) else frozenset())
 
 
 # "When is an action the right tool?" and the heading "When to Use Actions": the question word a stop list
