@@ -129,6 +129,17 @@ def test_an_identifier_the_book_never_uses_counts_as_a_name_though_typed_in_lowe
     assert "configur" not in unknown.named  # an English word the book never uses is a reader's word
 
 
+def test_a_readers_short_form_of_a_word_the_passages_write_is_no_name(bakery: Any) -> None:
+    # "chl": the chlorine the water section writes, abbreviated as readers type; weighed as a name, it refused.
+    question = "does the chl in the water hurt the starter's wild yeast"
+    assert "chl" not in bakery.answerer.unknown_terms(question, bakery.context(question)).words
+    assert not ask(bakery, question).is_refusal
+
+    other = "does the pfas in the water hurt the starter's wild yeast"
+    assert "pfas" in bakery.answerer.unknown_terms(other, bakery.context(other)).named
+    assert ask(bakery, other).is_refusal
+
+
 def test_a_name_and_its_version_typed_as_one_word_are_the_books_words(bakery: Any) -> None:
     # The book writes "Part 3"; a reader types "part3". A version the book never writes stays unknown.
     question = "what does part3 say about shaping the loaf"

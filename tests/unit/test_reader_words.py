@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from bookrag.answering.answerers.questions import respell, summary_subject
 from bookrag.answering.answerers.summary import book_opening, names_the_book, page_named
-from bookrag.text.lexicon import closest, english
+from bookrag.text.lexicon import abbreviates, closest, english
 
 
 def test_a_typo_is_the_book_word_it_misspells() -> None:
@@ -32,6 +32,18 @@ def test_a_hyphenated_typo_is_respelt_part_by_part() -> None:
     assert respell("how do I rename a topic", (), lambda: book) == "how do I rename a topic"
     # Another form of a book word is not a typo of it.
     assert respell("teleoperated demos", (), lambda: frozenset({"teleoperation"})) == "teleoperated demos"
+
+
+def test_a_readers_short_form_is_the_long_word_the_passages_write() -> None:
+    assert abbreviates("std", {"the", "standard", "json"})
+    assert abbreviates("deps", {"optional", "dependencies"})
+    # Not a word only twice as long ("ros" in "routes"), nor one whose first two letters differ, nor letters out of
+    # the word's order;
+    assert not abbreviates("ros", {"routes", "robots"})
+    assert not abbreviates("grpc", {"graphics"})
+    assert not abbreviates("mqtt", {"message", "queue"})
+    assert not abbreviates("dsp", {"dependencies"})
+    assert not abbreviates("svelte", {"sveltekit-components"})
 
 
 def test_english_words_are_not_names() -> None:

@@ -5,6 +5,9 @@ question look off-book. `closest` maps such a word to the word of the book's tex
 same first letter, difflib's similarity ratio >= `TYPO_RATIO`): typing errors keep the first letter far
 more often than not, and "preact" must not become "react".
 
+`abbreviates` reads a reader's short form of a word the retrieved passages write ("std" for "standard", "deps"
+for "dependencies"): like a typo, it is the book's word, not a name the book never mentions.
+
 `english` tells an ordinary English word ("really", "flaky", "gist") from a name ("ethercat",
 "kalibr", "jotai"): a question near the book's subject that names a product the book never mentions
 is off-book; one that uses a colloquial word the book never writes is not. The lexicon is two lists,
@@ -30,7 +33,7 @@ from collections.abc import Collection
 from functools import cache
 from importlib.resources import files
 
-__all__ = ["TYPO_RATIO", "closest", "english"]
+__all__ = ["TYPO_RATIO", "abbreviates", "closest", "english"]
 
 TYPO_RATIO = 0.8
 _MIN_TYPO_LEN = 4  # "wat" and "pls" are too short to tell a typo from another word
@@ -78,3 +81,22 @@ def closest(word: str, known: Collection[str]) -> str | None:
     same_start = [k for k in known if k[:1] == w[:1] and abs(len(k) - len(w)) <= 2]
     found = difflib.get_close_matches(w, same_start, n=1, cutoff=TYPO_RATIO)
     return found[0] if found else None
+
+
+# "std" for "standard", "deps" for "dependencies": a reader's short form keeps the word's first two letters and
+# some of its others in order, and is far shorter than the word ("ros" is not "routes", "grpc" not "graphics").
+_ABBREVIATION = (3, 4)  # its length
+_ABBREVIATED = 2.5  # how much longer the word is
+
+
+def abbreviates(short: str, words: Collection[str]) -> bool:
+    """Whether `short`, no English word, is a reader's short form of one of `words`."""
+    s = short.lower()
+    if not s.isalpha() or not _ABBREVIATION[0] <= len(s) <= _ABBREVIATION[1] or english(s):
+        return False
+    return any(w[:2] == s[:2] and len(w) >= _ABBREVIATED * len(s) and _in_order(s, w) for w in words)
+
+
+def _in_order(short: str, word: str) -> bool:
+    letters = iter(word)
+    return all(c in letters for c in short)

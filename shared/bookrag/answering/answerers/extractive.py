@@ -59,7 +59,7 @@ from bookrag.domain.models import SearchHit
 from bookrag.errors import StoreTimeoutError
 from bookrag.text.bm25 import tokenize
 from bookrag.text.facets import without_facet_words
-from bookrag.text.lexicon import english
+from bookrag.text.lexicon import abbreviates, english
 
 if TYPE_CHECKING:
     from bookrag.retrieval.retriever import Retriever
@@ -171,7 +171,13 @@ class ExtractiveAnswerer:
         names = set(named_terms(question))
         # Named terms first: one of them unknown settles it, and lookups are capped.
         absent = sorted((t for t in words if t not in evidence), key=lambda t: t not in names)
+        surface = {stem: w for w in typed_words(asked_about(question)) for stem in tokenize(w)}
+        written = {w.lower() for text in read for w in typed_words(text)} if absent else set()
+
         def known(term: str) -> bool:
+            # "std" where the passages write "standard", "deps" for "dependencies": a reader's short form.
+            if abbreviates(surface.get(term, term), written):
+                return True
             # "denavit-hartenberg" where the book writes "Denavit–Hartenberg": every part is known.
             parts = [p for p in re.split(r"[-_.]", term) if len(p) > 1]
             if len(parts) > 1 and all(p in evidence for p in parts):
@@ -191,7 +197,6 @@ class ExtractiveAnswerer:
         except TimeoutError:
             raise StoreTimeoutError() from None
         # A name the book never uses ("svelte", "Kalibr", "ORB-SLAM3"): capitalised, or no English word.
-        surface = {stem: w for w in typed_words(asked_about(question)) for stem in tokenize(w)}
         named = [t for t in unknown if t in names or _unlisted(surface.get(t, t))]
         return Unknown(words=unknown, named=named, total=len(words))
 
