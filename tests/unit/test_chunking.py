@@ -267,6 +267,17 @@ def test_admonitions_kept_as_text(fence: str, line: str) -> None:
     assert ":::" not in body
 
 
+def test_a_mkdocs_admonition_is_its_label_and_its_content_as_paragraphs() -> None:
+    # MkDocs writes the box as `!!! kind "Title"` with its content indented four spaces (`???` folds it).
+    text = ('Before.\n\n!!! note\n    The client is built on httpx.\n    It is deprecated.\n\n'
+            '??? warning "A Quoted Title"\n\n    Inside the box.\n\nAfter.\n')
+    body = parse_document(text, "x.md").body
+
+    assert "Note:\nThe client is built on httpx.\nIt is deprecated." in body
+    assert "Warning: A Quoted Title\n\nInside the box.\n\nAfter." in body
+    assert "!!!" not in body and "???" not in body
+
+
 def test_html_entities_unescaped_outside_code() -> None:
     body = parse_document("Fish &amp; chips `&amp;`\n", "x.md").body
     assert body == "Fish & chips `&amp;`"

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from bookrag.config.settings import Settings
 
 # Bump when chunking or payload layout changes: every file is then re-embedded once.
-INGEST_VERSION = "6"
+INGEST_VERSION = "7"
 CHUNK_NAMESPACE = uuid.UUID("5b0f3f0e-7a57-4b8e-9d2c-1f6f0c9a2b11")
 EMBED_GROUP_CHUNKS = 256  # chunks embedded together: big enough to batch well, small enough to commit often
 # What a page's hash takes for a partial it could not read (its bytes' hash otherwise).

@@ -54,7 +54,10 @@ _LINK_DEFINITION = re.compile(
 )
 # `## Heading {/* #custom-id */}`: the MDX-safe way Docusaurus writes an explicit heading id.
 _COMMENT_ID = re.compile(r"\{/\*[ \t]*#([^\s*{}]+)[ \t]*\*/\}[ \t]*$")
-_ADMONITION = re.compile(r"([ \t>]*):{3,}[ \t]*([A-Za-z][\w-]*)?(.*)$")
+# Docusaurus's `:::note Title` and MkDocs' `!!! note "Title"` (`???` collapsible): the same box in two syntaxes.
+_ADMONITION = re.compile(r"([ \t>]*)(?::{3,}|!!!|\?{3}\+?)[ \t]*([A-Za-z][\w-]*)?(.*)$")
+_OPENERS = (":::", "!!!", "???")
+_MKDOCS_INDENT = 4  # MkDocs indents a box's content by four spaces
 _ADMONITION_TITLE_ATTR = re.compile(r"""title=(["'])([^"'\n]*)\1""")
 _PLACEHOLDER = re.compile(_PH_OPEN + r"(\d+)" + _PH_CLOSE)
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
@@ -216,7 +219,7 @@ def _admonition_line(line: str) -> str | None:
     elif rest:
         attr = _ADMONITION_TITLE_ATTR.search(rest)
         title = attr.group(2) if attr else re.sub(r"\{[^{}]*\}", "", rest)
-    title = title.strip()
+    title = title.strip().strip("\"'").strip()
     label = kind[:1].upper() + kind[1:].lower()
     return f"{indent}{label}: {title}" if title else f"{indent}{label}:"
 
@@ -235,14 +238,20 @@ def _clean_prose(lines: list[str]) -> list[str]:
     text = _TAG.sub(_tag_replacement, text)
     text = html.unescape(text)
     out: list[str] = []
+    boxed = False  # inside a MkDocs box, whose content is indented: read as the paragraphs it is
     for raw in text.split("\n"):
         line = raw
+        if boxed and line.strip() and not line.startswith((" " * _MKDOCS_INDENT, "\t")):
+            boxed = False
+        if boxed:
+            line = line[1:] if line.startswith("\t") else line[_MKDOCS_INDENT:]
         if _GAP in line or _JOIN in line:
             if line.lstrip()[:1] in (_GAP, _JOIN):
                 line = line.lstrip(" \t" + _GAP + _JOIN)  # JSX indentation means nothing
             line = line.replace(_GAP, " ").replace(_JOIN, "")
         line = line.rstrip()
-        if ":::" in line and line.lstrip(" \t>").startswith(":::"):
+        if line.lstrip(" \t>").startswith(_OPENERS):
+            boxed = not line.lstrip(" \t>").startswith(":::")
             replaced = _admonition_line(line)
             if replaced is None:
                 continue
