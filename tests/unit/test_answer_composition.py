@@ -128,6 +128,34 @@ def test_a_how_to_gets_the_block_that_names_what_it_asks_about() -> None:
     assert "Mount(" not in missing, missing
 
 
+EXAMPLE = """# Static files
+
+## Serving a folder
+
+You can combine the StaticFiles application with the routing to serve a folder of assets.
+
+```python
+routes = [
+    Mount("/static", app=StaticFiles(directory="static"), name="static"),
+]
+app = Starlette(routes=routes)
+```
+
+Responses for missing assets are 404 responses.
+"""
+
+
+def test_a_code_block_after_a_sentence_is_that_sentences_example() -> None:
+    # No colon introduces the block: the sentence right before it is what it shows.
+    mounted = answer("how do i mount a folder of static assets", hits_of(EXAMPLE, "static.md"))
+    told = answer("what does the StaticFiles application combine with", hits_of(EXAMPLE, "static.md"))
+
+    assert 'assets. [S1]\n\n```python\nroutes = [\n    Mount("/static"' in mounted, mounted
+    # Not asked for code: the sentence as the book writes it, without its example.
+    assert "You can combine the StaticFiles application with the routing to serve a folder of assets. [S1]" in told
+    assert "Mount(" not in told, told
+
+
 KINEMATICS = """# Kinematics
 
 ## Velocity kinematics

@@ -74,6 +74,8 @@ class Unit:
     label: str = ""
     code: bool = False
     under: str = ""
+    example: bool = False  # `items` is a code block after a sentence that does not introduce it with ':'
+    lead_end: int = 0  # where the sentence itself ends, when it carries items
 
 
 @dataclass(frozen=True, slots=True)
@@ -350,10 +352,13 @@ def _widen(raw: str, start: int, end: int) -> tuple[int, int]:
 
 def _attach_lists(units: list[Unit]) -> list[Unit]:
     """A sentence ending in ':' introduces the items, rows or command lines after it (one run of one kind); it
-    carries them along. Code lines no lead-in introduces are dropped: they are not statements."""
+    carries them along. So does a sentence right before a code block, whatever its stop ("You can combine this
+    application with the routing. ```Mount(...)```"): the block is its example. Code lines no sentence carries
+    are dropped: they are not statements."""
     out: list[Unit] = []
     for i, unit in enumerate(units):
-        if unit.kind == "sentence" and unit.text.endswith(":"):
+        before_code = i + 1 < len(units) and units[i + 1].kind == "code"
+        if unit.kind == "sentence" and (unit.text.endswith(":") or before_code):
             following: list[Unit] = []
             for nxt in units[i + 1:]:
                 # One run of one kind: a code block after a list is the page's example, not more items.
@@ -364,6 +369,7 @@ def _attach_lists(units: list[Unit]) -> list[Unit]:
                 unit = Unit(unit.text, unit.kind, unit.position, tuple(f.text for f in following),
                             start=unit.start, end=following[-1].end,
                             item_spans=tuple((f.start, f.end) for f in following),
-                            code=all(f.kind == "code" for f in following), under=unit.under)
+                            code=all(f.kind == "code" for f in following), under=unit.under,
+                            example=not unit.text.endswith(":"), lead_end=unit.end)
         out.append(unit)
     return [u for u in out if u.kind != "code"]

@@ -13,7 +13,7 @@ import math
 import re
 import textwrap
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from bookrag.answering.answerers.questions import QuestionShape, asked_words, defines
 from bookrag.answering.answerers.scaffolding import asks, is_scaffolding
@@ -70,14 +70,17 @@ def candidates(hits: list[SearchHit], shape: QuestionShape) -> list[Candidate]:
         extracted = extract_units(hit.text, headings)
         for at, unit in enumerate(extracted):
             follow = _follow(hit.text, unit, extracted[at + 1] if at + 1 < len(extracted) else None)
+            hidden = unit.code and not shape.wants_code and not _commentary(unit) and len(unit.items) > _SHORT_BLOCK \
+                and not shape.code_terms & _code_words(unit)
+            if hidden and unit.example:
+                unit = replace(unit, items=(), item_spans=(), code=False, example=False, end=unit.lead_end)
             text = _quoted(unit)
             spans = [(unit.start, unit.end)]
             block = _block(hit.text, unit) if unit.items else ""
-            if unit.code and not shape.wants_code and not _commentary(unit) and len(unit.items) > _SHORT_BLOCK \
-                    and not shape.code_terms & _code_words(unit):
+            if hidden and unit.items:
                 # Code only for a question that asks for code: its lead-in says what the code does.
                 text, block = unit.text[:-1].rstrip() + ".", ""
-                spans = [(unit.start, hit.text.rfind(":", unit.start, unit.item_spans[0][0]) + 1)]
+                spans = [(unit.start, unit.lead_end)]
             label = _label(unit, hit)
             if unit.kind == "sentence" and previous is not None and previous.under == unit.under \
                     and _ANAPHOR.match(unit.text):
