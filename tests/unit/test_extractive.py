@@ -134,6 +134,18 @@ def test_only_retrieved_chunks_can_be_cited() -> None:
     assert [h.chunk_id for h in cited] == ["c2", "c1"]
 
 
+def test_a_marker_after_an_ellipsis_stays_with_its_sentence() -> None:
+    # The book's "For example..." and "etc.": the whole stop follows the marker, never a dot left behind.
+    ledger = Ledger()
+    ledger.record([hit("c1")])
+    draft = Draft("Use mounting for sub-applications. [S1] For example... [S1] Test databases, etc. [S1]",
+                  citations={"S1": "c1"})
+
+    text, _ = verify_citations(draft, ledger)
+
+    assert text == "Use mounting for sub-applications [1]. For example [1]... Test databases, etc [1].", text
+
+
 def test_an_answer_citing_nothing_retrieved_keeps_no_citation() -> None:
     ledger = Ledger()
     ledger.record([hit("c1")])

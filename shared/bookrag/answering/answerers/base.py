@@ -214,7 +214,8 @@ def user_message(question: str, labelled: list[tuple[str, SearchHit]]) -> str:
 # A model writes one claim per line or bullet as often as one per sentence, so a line break ends a
 # claim too; segments keep the breaks so the kept sentences re-join exactly as written.
 _DRAFT_SENTENCES = SentenceSplitter(line_breaks=True)
-_MARKER_AFTER_STOP = re.compile(rf"([.!?])[ \t]*({_MARKER}(?:[ \t]*{_MARKER})*)")
+# The stop whole: an ellipsis ("For example...") moves as one, or a dot of it is left before the marker.
+_MARKER_AFTER_STOP = re.compile(rf"(\.{{3}}|…|[.!?])[ \t]*({_MARKER}(?:[ \t]*{_MARKER})*)")
 
 
 def draft_sentences(text: str) -> list[tuple[str, str]]:
