@@ -1,9 +1,10 @@
 """Chunk text -> answerable units: prose sentences, list items, table rows read as sentences.
 
 Headings, admonition labels, table separators and heading-like lines are skipped, and so are code
-blocks, except a short one (at most 20 lines) that a sentence ending in ':' introduces: its lines are
-carried by that sentence like list items ("It must be initialised once per machine: sudo rosdep
-init; rosdep update"). An extractive answer quotes the book's statements, not its formatting.
+blocks, except one (its first 20 lines) that a sentence ending in ':' introduces, or that follows a
+sentence right away (its example, `Unit.example`): its lines are carried by that sentence like list items
+("It must be initialised once per machine: sudo rosdep init; rosdep update"). An extractive answer quotes
+the book's statements, not its formatting.
 
 Every unit knows where it came from: `start`/`end` are character offsets into the chunk text it was
 extracted from (`text[start:end]` is the raw markdown the unit reads, emphasis and link syntax

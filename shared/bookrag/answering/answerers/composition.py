@@ -24,9 +24,9 @@
    X?" question leads with the book's definition of X (X the subject of a defining verb), from a section
    whose heading names X first; an item quoted alone names what it is about ("Simbody — Pros: ..."); a
    lead-in's items stand as a Markdown list, one per line, and a code block as a fenced block, only when
-   the question asks for code or configuration (or the block is comments only, or a line or two: a
-   formula). The citation marker follows the lead-in, so every sentence the citation check reads still
-   carries or precedes its marker.
+   the question asks for code or configuration, or is a how-to whose words the block writes (or the block
+   is comments only, or a line or two: a formula). The citation marker follows the lead-in, so every
+   sentence the citation check reads still carries or precedes its marker.
 
 4. The lead section then fills the answer, in the book's order, to about a paragraph (`_FILL_CHARS`).
 

@@ -2,11 +2,11 @@
 
 How it decides (deterministic, no network beyond the configured embedder and store):
 
-1. Every retrieved chunk is split into units (`answerers.candidates`, `text.sentences`): prose sentences, list items,
-   table rows read as sentences; a sentence ending in ':' carries the list, rows or short command
-   block it introduces; so does a run of definition lines ("**Term**: ..."), and a list directly
-   under its heading takes the heading as its lead-in. A chunk's cut-off first fragment (lower-case
-   start at offset 0) is dropped. Each unit knows its raw span in the chunk's `content_text`.
+1. Every retrieved chunk is split into units (`answerers.candidates`, `text.sentences`): prose sentences, list
+   items, table rows read as sentences; a sentence ending in ':' carries the list, rows or short command block it
+   introduces, and any sentence the code block right after it; so does a run of definition lines ("**Term**: ..."),
+   and a list directly under its heading takes the heading as its lead-in. A chunk's cut-off first fragment
+   (lower-case start at offset 0) is dropped. Each unit knows its raw span in the chunk's `content_text`.
 2. The question as typed is respelt (`questions.respell`): a word no English lexicon and no page knows is
    the book's word it misspells ("reducr" -> "reducer"). Its shape (`QuestionShape`): does it ask for a
    list, which parts a complete answer covers ("the difference between A and B", "A vs B", two
