@@ -29,7 +29,7 @@ compound's parts have four letters or more: three let a name read as English ("e
 from __future__ import annotations
 
 import difflib
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from functools import cache
 from importlib.resources import files
 
@@ -89,12 +89,12 @@ _ABBREVIATION = (3, 4)  # its length
 _ABBREVIATED = 2.5  # how much longer the word is
 
 
-def abbreviates(short: str, words: Collection[str]) -> bool:
-    """Whether `short`, no English word, is a reader's short form of one of `words`."""
+def abbreviates(short: str, words: Callable[[], Collection[str]]) -> bool:
+    """Whether `short`, no English word, is a reader's short form of one of `words` (read only then)."""
     s = short.lower()
     if not s.isalpha() or not _ABBREVIATION[0] <= len(s) <= _ABBREVIATION[1] or english(s):
         return False
-    return any(w[:2] == s[:2] and len(w) >= _ABBREVIATED * len(s) and _in_order(s, w) for w in words)
+    return any(w[:2] == s[:2] and len(w) >= _ABBREVIATED * len(s) and _in_order(s, w) for w in words())
 
 
 def _in_order(short: str, word: str) -> bool:

@@ -2,7 +2,7 @@
 
 Headings, admonition labels, table separators and heading-like lines are skipped, and so are code
 blocks, except one (its first 20 lines) that a sentence ending in ':' introduces, or that follows a
-sentence right away (its example, `Unit.example`): its lines are carried by that sentence like list items
+sentence right away (its example, whatever the sentence's stop): its lines are carried by that sentence like list items
 ("It must be initialised once per machine: sudo rosdep init; rosdep update"). An extractive answer quotes
 the book's statements, not its formatting.
 
@@ -75,7 +75,6 @@ class Unit:
     label: str = ""
     code: bool = False
     under: str = ""
-    example: bool = False  # `items` is a code block after a sentence that does not introduce it with ':'
     lead_end: int = 0  # where the sentence itself ends, when it carries items
 
 
@@ -370,7 +369,6 @@ def _attach_lists(units: list[Unit]) -> list[Unit]:
                 unit = Unit(unit.text, unit.kind, unit.position, tuple(f.text for f in following),
                             start=unit.start, end=following[-1].end,
                             item_spans=tuple((f.start, f.end) for f in following),
-                            code=all(f.kind == "code" for f in following), under=unit.under,
-                            example=not unit.text.endswith(":"), lead_end=unit.end)
+                            code=all(f.kind == "code" for f in following), under=unit.under, lead_end=unit.end)
         out.append(unit)
     return [u for u in out if u.kind != "code"]

@@ -71,9 +71,10 @@ def candidates(hits: list[SearchHit], shape: QuestionShape) -> list[Candidate]:
         for at, unit in enumerate(extracted):
             follow = _follow(hit.text, unit, extracted[at + 1] if at + 1 < len(extracted) else None)
             hidden = unit.code and not shape.wants_code and not _commentary(unit) and len(unit.items) > _SHORT_BLOCK \
-                and not shape.code_terms & _code_words(unit)
-            if hidden and unit.example:
-                unit = replace(unit, items=(), item_spans=(), code=False, example=False, end=unit.lead_end)
+                and not (shape.code_terms and shape.code_terms & _code_words(unit))  # a block read for a how-to only
+            if hidden and not unit.text.endswith(":"):
+                # An example the sentence does not introduce with ':' (`text.sentences`): the sentence alone.
+                unit = replace(unit, items=(), item_spans=(), code=False, end=unit.lead_end)
             text = _quoted(unit)
             spans = [(unit.start, unit.end)]
             block = _block(hit.text, unit) if unit.items else ""

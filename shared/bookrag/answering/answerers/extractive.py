@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from functools import cache
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -167,12 +168,16 @@ class ExtractiveAnswerer:
             # parts of an identifier or a hyphenated word are words the book uses.
             joined = " ".join(t for t in found if "_" in t or "-" in t)
             evidence.update(tokenize(re.sub(r"[-_]", " ", joined)) if joined else ())
-        words = list(dict.fromkeys(tokenize(without_facet_words(asked_about(question)))))
+        asked = asked_about(question)
+        words = list(dict.fromkeys(tokenize(without_facet_words(asked))))
         names = set(named_terms(question))
         # Named terms first: one of them unknown settles it, and lookups are capped.
         absent = sorted((t for t in words if t not in evidence), key=lambda t: t not in names)
-        surface = {stem: w for w in typed_words(asked_about(question)) for stem in tokenize(w)}
-        written = {w.lower() for text in read for w in typed_words(text)} if absent else set()
+        surface = {stem: w for w in typed_words(asked) for stem in tokenize(w)}
+
+        @cache
+        def written() -> frozenset[str]:  # the passages' words as written, read for a possible short form only
+            return frozenset(w.lower() for text in read for w in typed_words(text))
 
         def known(term: str) -> bool:
             # "std" where the passages write "standard", "deps" for "dependencies": a reader's short form.

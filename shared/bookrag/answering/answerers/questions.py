@@ -251,10 +251,11 @@ class QuestionShape:
             clauses = [c for c in _CLAUSE_BREAK.split(q) if len(tokenize(c)) >= 1]
             if len(clauses) >= 2:
                 parts = clauses
-        asks_code = [m.group("how") is None for m in _CODE_QUESTION.finditer(q)]
+        found = list(_CODE_QUESTION.finditer(q))
+        wants_code = any(m.group("how") is None for m in found)  # code asked for by name, not a how-to alone
         return cls(wants_list=bool(_LIST_QUESTION.search(q)), parts=tuple(parts), term=defined_term(q),
-                   wants_code=any(asks_code),
-                   code_terms=frozenset(asked_words(q)) if asks_code and not any(asks_code) else frozenset())
+                   wants_code=wants_code,
+                   code_terms=frozenset(asked_words(q)) if found and not wants_code else frozenset())
 
 
 # "When is an action the right tool?" and the heading "When to Use Actions": the question word a stop list

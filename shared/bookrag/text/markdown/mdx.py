@@ -250,8 +250,9 @@ def _clean_prose(lines: list[str]) -> list[str]:
                 line = line.lstrip(" \t" + _GAP + _JOIN)  # JSX indentation means nothing
             line = line.replace(_GAP, " ").replace(_JOIN, "")
         line = line.rstrip()
-        if line.lstrip(" \t>").startswith(_OPENERS):
-            boxed = not line.lstrip(" \t>").startswith(":::")
+        opener = line.lstrip(" \t>")
+        if opener.startswith(_OPENERS):
+            boxed = not opener.startswith(":::")
             replaced = _admonition_line(line)
             if replaced is None:
                 continue
