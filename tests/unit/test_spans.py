@@ -190,3 +190,23 @@ def test_a_blockquote_reads_as_the_words_the_page_shows_and_inline_code_keeps_it
     assert unquote(start) == "The ZMP criterion states:" and unquote(end) == "tip over its edge."
     assert unquote(fragment_directive(QUOTED[units[1].start:units[1].end])) == \
         "text=Give every link a realistic <inertial> block, never bare ones."
+
+
+REFERENCED = """Introduction
+
+Starlette is a lightweight [ASGI][asgi] framework/toolkit, which is ideal for building async web services.
+
+Read the value with `response.extensions["http.response.debug"]["rows"]` or `rows[0][1]`.
+"""
+
+
+def test_a_reference_link_reads_as_its_text_and_an_index_in_code_stays() -> None:
+    # Starlette's docs (MkDocs) write links by reference: the answer quoted "a lightweight [ASGI][asgi] framework",
+    # which the page does not show, so its fragment link matched nothing.
+    units = extract_units(REFERENCED)
+
+    assert [u.text for u in units] == [
+        "Starlette is a lightweight ASGI framework/toolkit, which is ideal for building async web services.",
+        'Read the value with `response.extensions["http.response.debug"]["rows"]` or `rows[0][1]`.']
+    directive = unquote(fragment_directive(REFERENCED[units[0].start:units[0].end]))
+    assert directive == "text=Starlette is a lightweight,building async web services."
