@@ -95,10 +95,11 @@ class _Remembering(CachedEmbedder):
         """Embed each list of texts in a model call of its own, as `embed_documents` would, the calls spread
         over the cores, each on one BLAS thread.
 
-        A call's vectors are the same bits whatever thread makes it and however many BLAS threads it has (so
-        the check decides as if the calls ran in turn); only the time differs. OpenBLAS splits each product
-        between its threads, and leaves a core idle through the element-wise passes (GELU, LayerNorm,
-        softmax: a quarter of the forward pass), which a call on each core does not."""
+        A call's vectors are the ones it gives in turn, whatever thread makes it, to float rounding: on some CPUs
+        (an AMD EPYC) the BLAS thread count changes the order of a product's sums and so the last bits (about
+        1e-8 of a unit vector's components), far below any margin the check decides on; only the time differs. OpenBLAS
+        splits each product between its threads, and leaves a core idle through the element-wise passes (GELU,
+        LayerNorm, softmax: a quarter of the forward pass), which a call on each core does not."""
         calls = [new for texts in calls if (new := [t for t in dict.fromkeys(texts) if t not in self._documents])]
         workers = min(len(calls), os.cpu_count() or 1)
         if workers < 2:
