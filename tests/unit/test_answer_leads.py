@@ -376,7 +376,7 @@ def test_a_sentence_pointing_back_across_a_heading_names_its_section_not_the_sen
 
 LAB = """# Practical Lab: Actions
 
-## Lab 3: Long-running motions
+## Long-running motions
 
 ### Analysis
 
@@ -393,11 +393,9 @@ to be preempted.
 """
 
 
-def test_an_exercise_part_under_a_lab_never_leads() -> None:
+def test_an_exercise_part_under_a_bare_heading_never_leads() -> None:
     # Textbook-2's set C (cc01): "Which ROS 2 pattern should I use ...?" opened with a lab's "Analysis:" list when
-    # a lab's parts were no longer read as scaffolding, and its follow-up lost "Actions". In the book every such
-    # part sits under its lab's heading ("## Lab 3: ..."), which says it is an exercise: a bare "Analysis" alone
-    # is read as what the book teaches (removing that rule changed no answer of any eval set).
+    # a bare exercise heading was no longer read as scaffolding, and its follow-up lost "Actions".
     hits = [*hits_of(LAB, "lab.md", 0.7), *hits_of(ACTIONS, "actions.md", 0.5)]
 
     text = answer("Which ROS 2 pattern should I use for long-running tasks that report progress?", hits)

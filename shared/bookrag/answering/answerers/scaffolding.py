@@ -22,6 +22,10 @@ _HEADING = re.compile(
     # Back matter: a reading list names where to read more, in the words of the chapter's subject.
     r"references|further\s+reading|bibliography|additional\s+resources)\b",
     re.IGNORECASE)
+# A heading that is only an exercise's part ("Analysis", "Tasks"): "Stability analysis" is what the book teaches.
+_BARE_HEADING = re.compile(r"^\s*(?:\d+(?:\.\d+)*\.?\s+)?(?:analysis|discussion|reflection|questions|tasks|"
+                           r"challenges?\s+questions|extensions?|further\s+exploration|try\s+it)\s*:?\s*$",
+                           re.IGNORECASE)
 # A statement that opens like scaffolding.
 _STATEMENT = re.compile(
     r"^(?:by\s+the\s+end\s+of\s+this|after\s+completing\s+this|upon\s+completion|in\s+this\s+(?:chapter|module|"
@@ -43,7 +47,7 @@ _ASKS = re.compile(
 
 def is_scaffolding(text: str, headings: tuple[str, ...] | list[str]) -> bool:
     """Whether a statement (`text`, under `headings`: its section's heading path) is scaffolding."""
-    return bool(_STATEMENT.match(text)) or any(_HEADING.search(h) for h in headings if h)
+    return bool(_STATEMENT.match(text)) or any(_HEADING.search(h) or _BARE_HEADING.match(h) for h in headings if h)
 
 
 def asks_about_scaffolding(question: str) -> bool:
