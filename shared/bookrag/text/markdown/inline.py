@@ -15,10 +15,9 @@ __all__ = ["CLEAN_RULES", "clean_inline", "plain_inline", "without_marks"]
 
 _IMAGE = re.compile(r"!\[([^\[\]]*)\]\([^()]*\)")
 _LINK = re.compile(r"\[([^\[\]]*)\]\([^()]*\)")
-_REF_LINK = re.compile(r"\[([^\[\]]*)\]\[[^\[\]]*\]")
-# A reference link in a sentence ("a lightweight [ASGI][asgi] framework", MkDocs' usual form) shows its text. Not
-# an index after a name, a bracket or a call ("d[i][j]", `extensions["a"]["b"]`): code, not a link.
-_PROSE_REF_LINK = re.compile(r"(?<![\w\])`])\[([^\[\]`]+)\]\[[^\[\]`\"']*\]")
+# A reference link ("a lightweight [ASGI][asgi] framework", MkDocs' usual form) shows its text. Not an index after a
+# name, a bracket or a call ("d[i][j]", `extensions["a"]["b"]`): code, not a link.
+_REF_LINK = re.compile(r"(?<![\w\])`])\[([^\[\]`]*)\]\[[^\[\]`\"']*\]")
 _SIMPLE_TAG = re.compile(r"</?[A-Za-z][^<>]*>")
 _EDGE_UNDERSCORES = re.compile(r"(?<!\w)_+(?=\w)|(?<=\w)_+(?!\w)")
 _EMPHASIS = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
@@ -45,7 +44,7 @@ def plain_inline(text: str) -> str:
 # match: replaced by one space). The extractive answerer applies the same rules while keeping offsets
 # into the raw text (`text.sentences`).
 CLEAN_RULES: tuple[tuple[re.Pattern[str], int | None], ...] = (
-    (_IMAGE, 1), (_LINK, 1), (_PROSE_REF_LINK, 1), (_BOUNDED_TAG, 1), (_EMPHASIS, 2), (_STRAY_STRONG, 1),
+    (_IMAGE, 1), (_LINK, 1), (_REF_LINK, 1), (_BOUNDED_TAG, 1), (_EMPHASIS, 2), (_STRAY_STRONG, 1),
 )
 
 
