@@ -83,6 +83,12 @@ def blind_rows(entry: dict[str, Any]) -> dict[str, float | None]:
     base = entry.get("baselines")
     if base:
         out["no-logic answer (top 3 chunks' first 600 chars): with the fact"] = base["no_logic_answer"]["with_keyword"]
+        reach = base.get("reach")
+        if reach:  # what any answer quoting our chunks could hold (benchmarks/baselines.py)
+            for k in (5, 8, 24):
+                at = reach["k"].index(k)
+                out[f"reach: the fact in our top {k} chunks"] = reach["with_fact"][at]
+                out[f"reach: keyword recall of our top {k} chunks"] = reach["keyword_recall"][at]
         for name in ("ours", "rrf", "bm25", "dense"):
             for metric in ("mrr@10", "hit@5", "refusal_auc"):
                 out[f"retrieval {name}: {metric}"] = base["retrieval"][name][metric]
@@ -109,6 +115,41 @@ def blind_table(data: dict[str, Any], before: dict[str, Any]) -> list[str]:
             cells.append("-" if None in values else f"{values[1] - values[0]:+.2f}")  # type: ignore[operator]
         lines.append(f"| {metric} | " + " | ".join(cells) + " |")
     return [*lines, ""]
+
+
+def reach_curve(data: dict[str, Any], out: Path) -> bool:
+    """benchmarks/answer-reach.png: per blind book, the share of answerable questions whose expected fact is in our
+    top k chunks against k, and where our answers stand (the answerer reads the top 5)."""
+    books = [n for n in BLIND if n in data and data[n].get("baselines", {}).get("reach")]
+    if not books:
+        return False
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
+    for name in books:
+        reach, fig_rows = data[name]["baselines"]["reach"], blind_rows(data[name])
+        for ax, key, ours in ((axes[0], "with_fact", "answered with the expected fact"),
+                              (axes[1], "keyword_recall", "keyword recall")):
+            line, = ax.plot(reach["k"], reach[key], marker="o", label=name)
+            ax.scatter([5], [fig_rows[ours]], marker="*", s=160, color=line.get_color(), zorder=3)
+    titles = ("the expected fact in our top k chunks", "keyword recall of our top k chunks")
+    for ax, title in zip(axes, titles, strict=True):
+        ax.set_title(title)
+        ax.set_xlabel("k (chunks, in our retrieval's order)")
+        ax.axvline(5, color="grey", lw=0.8, ls=":")
+        ax.axhline(0.9 if ax is axes[0] else 0.8, color="grey", lw=0.8, ls="--")
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("share of answerable questions")
+    axes[0].legend(loc="lower right")
+    fig.suptitle("What an answer quoting our chunks can reach (lines), where our answers stand (stars, k = 5), "
+                 "the issue's target (dashes)", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return True
 
 
 def render(data: dict[str, Any], before: dict[str, Any]) -> str:
@@ -147,6 +188,7 @@ def main(folder: Path) -> int:
     before = json.loads(before_path.read_text(encoding="utf-8")) if before_path.exists() else {}
     (HERE / "answers-eval.json").write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     (HERE / "answers-eval.md").write_text(render(data, before) + "\n", encoding="utf-8")
+    reach_curve(data, HERE / "answer-reach.png")
     sys.stdout.write(render(data, before) + "\n")
     return 0
 

@@ -10,7 +10,12 @@ MRR@10 of the first gold file, hit@5 (a gold file among the top 5 chunks' files)
 each ranker's top score (answerable against unanswerable questions: does the score tell them apart?).
 
 Answers: the no-logic answer, the first 600 characters of our top three chunks, scored like an answer
-(keyword recall, share holding a keyword), beside ours in the `make eval` report.
+(keyword recall, share holding a keyword), beside ours in the `make eval` report. And what any answer quoting
+our chunks could reach (`reach`): for the top k chunks the agent's search returns (the question respelt as the
+agent searches it, `SearchOptions(top_k=24)`'s order, k in `REACH`), the share of answerable questions whose
+expected fact (a keyword) is in their text or headings, and the keyword recall of that text: an extractive
+answer over those chunks cannot do better. The answerer reads the top 5 (and a multi-part question's clause
+searches).
 
 Usage: QDRANT_PATH=... python benchmarks/baselines.py eval/answers-redux.jsonl DOCS out.json
 """
@@ -28,6 +33,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np
 
+from bookrag.answering.answerers.questions import searchable
 from bookrag.config.settings import load_settings
 from bookrag.devtools.answer_eval import keyword_recall
 from bookrag.devtools.answer_sets import load_answer_cases
@@ -38,6 +44,7 @@ from bookrag.services.container import container_for
 WINDOW = 300
 RRF_K = 60
 DEPTH = 100
+REACH = (1, 2, 3, 5, 8, 12, 16, 24)
 _HEADING = re.compile(r"^#{1,6}\s", re.M)
 
 
@@ -95,6 +102,7 @@ def main(set_path: str, docs_path: str, out_path: str) -> int:
     bm25_ranked, dense_ranked, rrf_ranked, ours_ranked = [], [], [], []
     bm25_top, dense_top, ours_top = [], [], []
     no_logic = []
+    reach: dict[int, list[tuple[bool, float]]] = {k: [] for k in REACH}
     for qi, q in enumerate(questions):
         b_order = [int(i) for i in ids[qi]]
         d_order = [int(i) for i in np.argsort(-cos[qi])[:DEPTH]]
@@ -115,6 +123,11 @@ def main(set_path: str, docs_path: str, out_path: str) -> int:
         kws = cases[qi].question.answer_keywords
         no_logic.append({"keyword_recall": keyword_recall(text, kws) if kws else None,
                          "with_keyword": any(k in text for k in kws) if kws else None})
+        if cases[qi].answerable and kws:
+            deep = retriever.search(searchable(q, retriever.vocabulary), SearchOptions(top_k=max(REACH))).hits
+            for k in REACH:
+                seen = " ".join(" ".join([*h.payload.heading_path, h.text]) for h in deep[:k])
+                reach[k].append((keyword_recall(seen, kws) > 0, keyword_recall(seen, kws)))
     answerable = [n for n, c in zip(no_logic, cases, strict=True) if c.answerable]
     data = {
         "set": set_path, "plain_chunks": len(chunks),
@@ -124,6 +137,9 @@ def main(set_path: str, docs_path: str, out_path: str) -> int:
         "no_logic_answer": {
             "keyword_recall": round(float(np.mean([n["keyword_recall"] for n in answerable])), 3),
             "with_keyword": round(float(np.mean([n["with_keyword"] for n in answerable])), 3)},
+        "reach": {"k": list(REACH),
+                  "with_fact": [round(float(np.mean([f for f, _ in reach[k]])), 3) for k in REACH],
+                  "keyword_recall": [round(float(np.mean([r for _, r in reach[k]])), 3) for k in REACH]},
     }
     Path(out_path).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     sys.stdout.write(json.dumps(data, indent=2) + "\n")
