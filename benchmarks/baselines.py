@@ -126,8 +126,8 @@ def main(set_path: str, docs_path: str, out_path: str) -> int:
         if cases[qi].answerable and kws:
             deep = retriever.search(searchable(q, retriever.vocabulary), SearchOptions(top_k=max(REACH))).hits
             for k in REACH:
-                seen = " ".join(" ".join([*h.payload.heading_path, h.text]) for h in deep[:k])
-                reach[k].append((keyword_recall(seen, kws) > 0, keyword_recall(seen, kws)))
+                recall = keyword_recall(" ".join(" ".join([*h.payload.heading_path, h.text]) for h in deep[:k]), kws)
+                reach[k].append((recall > 0, recall))
     answerable = [n for n, c in zip(no_logic, cases, strict=True) if c.answerable]
     data = {
         "set": set_path, "plain_chunks": len(chunks),
